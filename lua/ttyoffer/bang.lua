@@ -1,0 +1,100 @@
+-- :Bang {cmd}: the asynchronous :!{cmd}, with the offer.
+local M = {}
+
+local api = vim.api
+
+local function err(msg)
+  api.nvim_echo({ { '(ttyoffer) ' .. msg, 'ErrorMsg' } }, true, {})
+end
+
+--- Collects a job's stdout and stderr as :! shows them: one stream of lines
+--- in arrival order.
+local function collector()
+  local lines, partial = {}, { stdout = '', stderr = '' }
+  local function on_data(_, data, name)
+    -- jobstart() splits on newlines; the last item continues in the next call.
+    data[1] = partial[name] .. data[1]
+    for i = 1, #data - 1 do
+      table.insert(lines, (data[i]:gsub('\r$', '')))
+    end
+    partial[name] = data[#data]
+  end
+  local function finish()
+    for _, name in ipairs({ 'stdout', 'stderr' }) do
+      if partial[name] ~= '' then
+        table.insert(lines, partial[name])
+        partial[name] = ''
+      end
+    end
+    return lines
+  end
+  return on_data, finish
+end
+
+--- Run `args` like :!{args}, without blocking the editor.
+--- @param args string the command as typed
+--- @return integer? job id
+function M.run(args)
+  if vim.trim(args or '') == '' then
+    err('Bang: no command given; usage: :Bang {cmd} (see :help :Bang)')
+    return nil
+  end
+  local ok, cmd = pcall(require('ttyoffer.expand').expand, args)
+  if not ok then
+    err('Bang: ' .. tostring(cmd))
+    return nil
+  end
+  local on_data, finish = collector()
+  local config = require('ttyoffer.config').current
+  local notice = vim.uv.new_timer()
+  local job
+  local function stop_notice()
+    if notice and not notice:is_closing() then
+      notice:stop()
+      notice:close()
+    end
+  end
+  job = require('ttyoffer').jobstart(cmd, {
+    on_stdout = on_data,
+    on_stderr = on_data,
+    stdin = 'null',
+    on_exit = function(_, code)
+      stop_notice()
+      local lines = finish()
+      local chunks = { { ':!' .. cmd .. '\n' } }
+      if #lines > 0 then
+        table.insert(chunks, { table.concat(lines, '\n') .. '\n' })
+      end
+      if code ~= 0 then
+        table.insert(chunks, { string.format('\nshell returned %d', code) })
+      end
+      chunks[#chunks][1] = chunks[#chunks][1]:gsub('\n$', '')
+      api.nvim_echo(chunks, true, {})
+      api.nvim_exec_autocmds('User', {
+        pattern = 'TtyOfferBangDone',
+        modeline = false,
+        data = { cmd = cmd, code = code, job = job, output = lines },
+      })
+    end,
+  })
+  if job <= 0 then
+    stop_notice()
+    if job == 0 then
+      err(string.format('Bang: invalid command %q', cmd))
+    else
+      err(string.format("Bang: cannot start 'shell' (%s): not executable; check :set shell?", vim.o.shell))
+    end
+    return nil
+  end
+  notice:start(config.bang.notice_delay, 0, function()
+    vim.schedule(function()
+      if vim.fn.jobwait({ job }, 0)[1] == -1 then
+        api.nvim_echo({ { string.format(':!%s  (running, pid %d)', cmd, vim.fn.jobpid(job)), 'MoreMsg' } }, false, {})
+      end
+    end)
+    stop_notice()
+  end)
+  return job
+end
+
+return M

@@ -1,0 +1,264 @@
+-- The Python host: started in the background, never waited for on the spawn
+-- path. It runs the registered remote plugin (rplugin/python3/ttyoffer) in a
+-- process of its own, like the python3 provider's legacy clone, so no other
+-- remote plugin can stall the relay and it can come back after a crash.
+local M = {}
+
+--- @type 'stopped'|'starting'|'ready'|'failed'
+M.state = 'stopped'
+M.chan = nil --- @type integer?
+M.job = nil --- @type integer?
+M.pid = nil --- @type integer?
+M.error = nil --- @type string?
+M.stderr = {} --- @type string[]
+
+-- Spare ptys allocated ahead, so a spawn costs no round trip to the host.
+local stock = {} --- @type {[1]: integer, [2]: string}[]
+local STOCK_LOW, STOCK_BATCH = 4, 8
+local refilling = false
+local told = {} --- @type table<string, boolean>
+
+local PLUGIN_SUFFIX = '/rplugin/python3/ttyoffer'
+
+--- Say something once per session (per distinct key).
+--- @param key string
+--- @param msg string
+--- @param level integer?
+function M.tell_once(key, msg, level)
+  if told[key] then
+    return
+  end
+  told[key] = true
+  vim.schedule(function()
+    vim.notify('(ttyoffer) ' .. msg, level or vim.log.levels.WARN)
+  end)
+end
+
+--- The registered path of our remote plugin, from the rplugin manifest.
+--- @return string?
+function M.registered_path()
+  local ok, plugins = pcall(vim.fn['remote#host#PluginsForHost'], 'python3')
+  if not ok then
+    return nil
+  end
+  for _, plugin in ipairs(plugins) do
+    local path = tostring(plugin.path)
+    if path:sub(-#PLUGIN_SUFFIX) == PLUGIN_SUFFIX then
+      return path
+    end
+  end
+  return nil
+end
+
+--- The Python interpreter of the python3 provider, or nil and why not.
+--- @return string?, string?
+function M.python()
+  local prog = vim.g.python3_host_prog
+  if prog and prog ~= '' then
+    local path = vim.fn.exepath(vim.fn.expand(prog))
+    if path == '' then
+      return nil, 'g:python3_host_prog (' .. prog .. ') is not executable'
+    end
+    return path
+  end
+  local ok, found, err = pcall(function()
+    return require('vim.provider.python').detect_by_module('neovim')
+  end)
+  if not ok or not found then
+    return nil, (ok and err) or tostring(found)
+  end
+  return found
+end
+
+local function size()
+  return require('ttyoffer.presenter').size()
+end
+
+local function request_stock()
+  if refilling or M.state ~= 'ready' then
+    return
+  end
+  refilling = true
+  local height, width = size()
+  if not M.notify('ttyoffer_refill', STOCK_BATCH, height, width) then
+    refilling = false
+  end
+end
+
+--- Called by the host with freshly allocated ptys.
+--- @param ptys {[1]: integer, [2]: string}[]
+--- @param err string
+function M.on_stock(ptys, err)
+  refilling = false
+  local first = M.state ~= 'ready'
+  M.state = 'ready'
+  M.error = nil
+  vim.list_extend(stock, ptys)
+  if err ~= '' then
+    M.tell_once('alloc:' .. err, err .. '; commands run without an offer until ptys can be had')
+  end
+  if first then
+    vim.api.nvim_exec_autocmds('User', { pattern = 'TtyOfferHostReady', modeline = false })
+  end
+end
+
+--- Start the host unless it runs or is starting. Never blocks.
+--- @return boolean started_or_running
+function M.start()
+  if M.state == 'ready' or M.state == 'starting' then
+    return true
+  end
+  local path = M.registered_path()
+  if not path then
+    M.state, M.error = 'failed', 'the remote plugin is not registered: run :UpdateRemotePlugins and restart'
+    return false
+  end
+  local python, err = M.python()
+  if not python then
+    M.state, M.error = 'failed', 'no python3 provider: ' .. tostring(err)
+    return false
+  end
+  M.stderr = {}
+  local argv = {
+    python,
+    '-c',
+    'import sys; sys.path = [p for p in sys.path if p != ""]; import neovim; neovim.start_host()',
+    path,
+  }
+  local ok, job = pcall(vim.fn.jobstart, argv, {
+    rpc = true,
+    on_stderr = function(_, data)
+      for _, line in ipairs(data) do
+        if line ~= '' then
+          table.insert(M.stderr, line)
+          if #M.stderr > 20 then
+            table.remove(M.stderr, 1)
+          end
+        end
+      end
+    end,
+    on_exit = function(job_id, code)
+      if job_id ~= M.job then
+        return
+      end
+      M.on_exit(code)
+    end,
+  })
+  if not ok or job <= 0 then
+    M.state, M.error = 'failed', 'cannot start ' .. python .. ': ' .. tostring(job)
+    return false
+  end
+  M.job, M.chan, M.state = job, job, 'starting'
+  M.pid = vim.fn.jobpid(job)
+  -- Queued in the pipe until the host has loaded the plugin; its answer
+  -- (on_stock) is the signal that the host is up.
+  local height, width = size()
+  refilling = true
+  pcall(vim.rpcnotify, job, 'ttyoffer_refill', STOCK_BATCH, height, width)
+  return true
+end
+
+--- The host went away: drop everything that lived in it.
+--- @param code integer
+function M.on_exit(code)
+  local was_ready = M.state == 'ready'
+  M.state, M.chan, M.job, M.pid = 'stopped', nil, nil, nil
+  stock = {}
+  refilling = false
+  if vim.v.exiting ~= vim.NIL then
+    return
+  end
+  M.error = string.format('the ttyoffer host exited (code %d)', code)
+  if #M.stderr > 0 then
+    M.error = M.error .. ': ' .. M.stderr[#M.stderr]
+  end
+  require('ttyoffer.presenter').host_lost()
+  require('ttyoffer').host_lost()
+  if was_ready then
+    M.tell_once('host-exit', M.error .. '; commands run without an offer until it is back')
+  end
+  -- Come back for later commands; a host that dies while starting stays down.
+  if was_ready then
+    vim.defer_fn(function()
+      if M.state == 'stopped' then
+        M.start()
+      end
+    end, 200)
+  end
+end
+
+function M.stop()
+  if M.job then
+    pcall(vim.fn.jobstop, M.job)
+  end
+end
+
+--- @return boolean
+function M.ready()
+  return M.state == 'ready'
+end
+
+--- Take a spare pty: from the stock, or with one synchronous request when the
+--- stock has run dry (a burst of spawns outran the refills).
+--- @return integer? id, string? slave
+function M.take()
+  if M.state ~= 'ready' then
+    return nil
+  end
+  local entry = table.remove(stock)
+  if not entry then
+    local height, width = size()
+    local ok, answer = pcall(vim.rpcrequest, M.chan, 'ttyoffer_open', 1, height, width)
+    if not ok then
+      M.tell_once('open:' .. tostring(answer), 'cannot get a pty from the host: ' .. tostring(answer))
+      return nil
+    end
+    if answer.error ~= '' then
+      M.tell_once('alloc:' .. answer.error, answer.error .. '; commands run without an offer until ptys can be had')
+    end
+    entry = answer.ptys[1]
+    if not entry then
+      return nil
+    end
+  end
+  if #stock < STOCK_LOW then
+    request_stock()
+  end
+  return entry[1], entry[2]
+end
+
+--- Give back every spare pty (the offer was switched off).
+function M.drop_stock()
+  for _, entry in ipairs(stock) do
+    M.notify('ttyoffer_dismiss', entry[1])
+  end
+  stock = {}
+end
+
+--- @return integer
+function M.stock_size()
+  return #stock
+end
+
+--- A notification to the host; false when it could not be sent.
+--- @return boolean
+function M.notify(method, ...)
+  if not M.chan then
+    return false
+  end
+  return (pcall(vim.rpcnotify, M.chan, method, ...))
+end
+
+--- A request to the host; nil and the error when it failed.
+function M.request(method, ...)
+  if M.state ~= 'ready' then
+    return nil, 'host not running'
+  end
+  local ok, result = pcall(vim.rpcrequest, M.chan, method, ...)
+  if not ok then
+    return nil, tostring(result)
+  end
+  return result
+end
+
+return M

@@ -1,0 +1,215 @@
+-- ttyoffer: a private controlling terminal for every command the editor spawns,
+-- shown in a float only when the command asks for something.
+local M = {}
+
+local config = require('ttyoffer.config')
+local spawn = require('ttyoffer.spawn')
+local host = require('ttyoffer.host')
+
+--- @class ttyoffer.Record
+--- @field id integer offer id
+--- @field job integer job id
+--- @field pid integer
+--- @field title string
+--- @field state 'armed'|'queued'|'shown'|'closed'
+--- @field code integer? exit code once the job ended
+
+local records = {} --- @type table<integer, ttyoffer.Record>
+local live = 0
+M.skipped = {} --- @type table<string, integer> reasons commands ran without an offer
+
+--- Configure the plugin. Errors (unknown key, wrong type) change nothing.
+--- @param opts table?
+function M.setup(opts)
+  local merged = config.merge(opts, config.current)
+  local was = config.current.enabled
+  config.current = merged
+  if was and not merged.enabled then
+    host.drop_stock()
+  end
+  require('ttyoffer.highlights').define()
+end
+
+--- @return boolean
+function M.enabled()
+  return config.current.enabled
+end
+
+function M.enable()
+  config.current.enabled = true
+  host.start()
+end
+
+function M.disable()
+  config.current.enabled = false
+  host.drop_stock()
+end
+
+function M.toggle()
+  if config.current.enabled then
+    M.disable()
+  else
+    M.enable()
+  end
+end
+
+--- @param id integer
+--- @return ttyoffer.Record?
+function M.record(id)
+  return records[id]
+end
+
+-- A record lives while its job runs or its window is up, whichever is longer.
+local function forget_if_done(record)
+  if record.state == 'closed' and record.code ~= nil then
+    records[record.id] = nil
+  end
+end
+
+--- @param id integer
+--- @param state string
+function M.set_state(id, state)
+  local record = records[id]
+  if record then
+    record.state = state
+    forget_if_done(record)
+  end
+end
+
+--- Offers in flight: commands that hold a private terminal right now.
+--- @return {id: integer, job: integer, pid: integer, title: string, state: string}[]
+function M.offers()
+  local list = {}
+  for _, r in pairs(records) do
+    if r.state ~= 'closed' then
+      table.insert(list, { id = r.id, job = r.job, pid = r.pid, title = r.title, state = r.state })
+    end
+  end
+  table.sort(list, function(a, b)
+    return a.id < b.id
+  end)
+  return list
+end
+
+local function count_skip(reason)
+  M.skipped[reason] = (M.skipped[reason] or 0) + 1
+end
+
+local function executable(cmd, opts)
+  if type(cmd) == 'string' then
+    return true -- the shell is checked by jobstart() itself
+  end
+  local program = cmd[1]
+  if type(program) ~= 'string' or program == '' then
+    return false
+  end
+  if opts and opts.env and opts.env.PATH and not program:find('/') then
+    return false -- a PATH of the caller's own: let jobstart() judge it
+  end
+  return vim.fn.executable(program) == 1
+end
+
+--- Same contract as |jobstart()|, plus the offer.
+--- @param cmd string|string[]
+--- @param opts table?
+--- @return integer job id, 0 for invalid arguments, -1 if not executable
+function M.jobstart(cmd, opts)
+  local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
+  if not valid or (opts ~= nil and type(opts) ~= 'table') or not executable(cmd, opts) then
+    -- jobstart() itself reports the error and returns 0 or -1, exactly as stock.
+    if opts == nil then
+      return vim.fn.jobstart(cmd)
+    end
+    return vim.fn.jobstart(cmd, opts)
+  end
+  opts = opts or {}
+  local reason = spawn.skip_reason(opts, {
+    enabled = config.current.enabled,
+    host_ready = host.ready(),
+    at_capacity = live >= config.current.max_offers,
+  })
+  if reason == 'host not available' and config.current.enabled then
+    host.start() -- for the next command; this one must not wait
+  end
+  local offer_id, slave
+  if not reason then
+    offer_id, slave = host.take()
+    if not offer_id then
+      reason = 'no pty'
+    end
+  end
+  if reason then
+    count_skip(reason)
+    return vim.fn.jobstart(cmd, opts)
+  end
+
+  local wrapped = {}
+  for k, v in pairs(opts) do
+    wrapped[k] = v
+  end
+  wrapped.env = spawn.env(opts, slave, vim.env.TERM)
+  local user_exit = opts.on_exit
+  local record --- @type ttyoffer.Record?
+  wrapped.on_exit = function(job_id, code, event)
+    host.notify('ttyoffer_release', offer_id)
+    if record then
+      record.code = code
+      if record.state == 'armed' then
+        record.state = 'closed'
+      end
+      live = live - 1
+      forget_if_done(record)
+    end
+    if user_exit then
+      return user_exit(job_id, code, event)
+    end
+  end
+  local shell = { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag }
+  local ok, job = pcall(vim.fn.jobstart, spawn.command(cmd, slave, shell), wrapped)
+  if not ok or job <= 0 then
+    host.notify('ttyoffer_dismiss', offer_id)
+    count_skip('spawn failed')
+    -- Whatever went wrong, the command gets the start it would have had.
+    return vim.fn.jobstart(cmd, opts)
+  end
+  local pid = vim.fn.jobpid(job)
+  record = { id = offer_id, job = job, pid = pid, title = spawn.title(cmd), state = 'armed' }
+  records[offer_id] = record
+  live = live + 1
+  host.notify('ttyoffer_bind', offer_id, record.title, pid)
+  return job
+end
+
+--- Called when the host dies: the ptys it held are gone, the jobs run on.
+function M.host_lost()
+  for _, r in pairs(records) do
+    r.state = 'closed'
+    forget_if_done(r)
+  end
+end
+
+--- Decline the prompt on screen, or the offer with the given id.
+--- @param id integer?
+--- @return boolean
+function M.dismiss(id)
+  return require('ttyoffer.presenter').dismiss(id)
+end
+
+--- A snapshot for `:TtyOffer status` and health checks.
+function M.status()
+  return {
+    enabled = config.current.enabled,
+    host = host.state,
+    host_pid = host.pid,
+    host_error = host.error,
+    offers = M.offers(),
+    live = live,
+    max_offers = config.current.max_offers,
+    spare = host.stock_size(),
+    skipped = vim.deepcopy(M.skipped),
+    shown = require('ttyoffer.presenter').current_id(),
+    queued = require('ttyoffer.presenter').queued(),
+  }
+end
+
+return M

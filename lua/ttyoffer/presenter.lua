@@ -1,0 +1,344 @@
+-- The float: one prompt window at a time, the rest queued in arrival order.
+local M = {}
+
+local api = vim.api
+local host = require('ttyoffer.host')
+
+--- @class ttyoffer.Shown
+--- @field id integer offer id
+--- @field first string bytes of the first write
+--- @field prompt string prompt text from the host's screen model
+--- @field win integer?
+--- @field buf integer?
+--- @field chan integer?
+--- @field prev_win integer?
+--- @field prev_mode string?
+--- @field closing boolean?
+
+local queue = {} --- @type ttyoffer.Shown[]  waiting, in arrival order
+local current = nil --- @type ttyoffer.Shown?
+local waiting_for_mode = false
+
+local function cfg()
+  return require('ttyoffer.config').current
+end
+
+local function offers()
+  return require('ttyoffer')
+end
+
+--- Size (rows, columns) of the prompt window for the current editor size.
+--- @return integer height, integer width
+function M.size()
+  local c = cfg().float
+  local lines = vim.o.lines - vim.o.cmdheight
+  local width = math.max(math.min(c.width, vim.o.columns - 4), 10)
+  local height = math.max(math.min(c.height, lines - 4), 2)
+  return height, width
+end
+
+local function geometry()
+  local height, width = M.size()
+  local lines = vim.o.lines - vim.o.cmdheight
+  return {
+    relative = 'editor',
+    width = width,
+    height = height,
+    row = math.max(math.floor((lines - height - 2) / 2), 0),
+    col = math.max(math.floor((vim.o.columns - width - 2) / 2), 0),
+  }
+end
+
+local function title_text(entry)
+  local record = offers().record(entry.id)
+  local text = record and record.title or ('offer ' .. entry.id)
+  if entry.prompt ~= '' then
+    text = text .. ' — ' .. entry.prompt
+  end
+  local total = #queue + (current and 1 or 0)
+  if total > 1 then
+    text = string.format('%s (1/%d)', text, total)
+  end
+  return ' ' .. text .. ' '
+end
+
+local function refresh_title()
+  if current and current.win and api.nvim_win_is_valid(current.win) then
+    api.nvim_win_set_config(current.win, {
+      title = { { title_text(current), 'TtyOfferTitle' } },
+      title_pos = 'center',
+    })
+  end
+end
+
+local function event(pattern, entry, extra)
+  local record = offers().record(entry.id)
+  local data = { id = entry.id, title = record and record.title or '', pid = record and record.pid or 0 }
+  for k, v in pairs(extra or {}) do
+    data[k] = v
+  end
+  api.nvim_exec_autocmds('User', { pattern = pattern, modeline = false, data = data })
+end
+
+-- Modes in which a window may take focus without eating what the user is
+-- typing: not the command line, a hit-enter or confirm prompt, or the cmdwin.
+local function can_show_now()
+  local mode = api.nvim_get_mode()
+  if mode.blocking then
+    return false
+  end
+  local m = mode.mode
+  if m:match('^c') or m:match('^r') or m:match('^no') then
+    return false
+  end
+  return vim.fn.getcmdwintype() == ''
+end
+
+local show_next
+
+local function wait_for_mode()
+  if waiting_for_mode then
+    return
+  end
+  waiting_for_mode = true
+  api.nvim_create_autocmd('ModeChanged', {
+    group = api.nvim_create_augroup('ttyoffer.wait_mode', { clear = true }),
+    callback = function()
+      if can_show_now() then
+        waiting_for_mode = false
+        vim.schedule(show_next)
+        return true
+      end
+    end,
+  })
+end
+
+local function restore_focus(entry)
+  if entry.prev_win and api.nvim_win_is_valid(entry.prev_win) then
+    pcall(api.nvim_set_current_win, entry.prev_win)
+  end
+  local mode = entry.prev_mode or 'n'
+  if mode:match('^[it]') then
+    vim.cmd.startinsert()
+  else
+    vim.cmd.stopinsert()
+  end
+end
+
+--- Tear the window down. `decline` tells the host to hang the tty up.
+--- @param entry ttyoffer.Shown
+--- @param reason string
+local function close(entry, reason)
+  if entry.closing then
+    return
+  end
+  entry.closing = true
+  if reason == 'dismissed' then
+    host.notify('ttyoffer_dismiss', entry.id)
+  end
+  local was_current = current == entry
+  if was_current then
+    current = nil
+  end
+  if entry.win and api.nvim_win_is_valid(entry.win) then
+    pcall(api.nvim_win_close, entry.win, true)
+  end
+  if entry.buf and api.nvim_buf_is_valid(entry.buf) then
+    pcall(api.nvim_buf_delete, entry.buf, { force = true })
+  end
+  if was_current then
+    restore_focus(entry)
+  end
+  offers().set_state(entry.id, 'closed')
+  event('TtyOfferClose', entry, { reason = reason })
+  if was_current then
+    vim.schedule(show_next)
+  end
+end
+
+local function open(entry)
+  entry.prev_win = api.nvim_get_current_win()
+  entry.prev_mode = api.nvim_get_mode().mode
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].undolevels = -1
+  local config = geometry()
+  config.style = 'minimal'
+  config.border = cfg().float.border
+  config.zindex = 200
+  entry.buf = buf
+  entry.win = api.nvim_open_win(buf, true, config)
+  current = entry
+  vim.wo[entry.win].winhighlight =
+    'Normal:TtyOfferNormal,NormalFloat:TtyOfferNormal,FloatBorder:TtyOfferBorder,FloatTitle:TtyOfferTitle'
+  refresh_title()
+  -- The window exists first, so the terminal starts at its final size.
+  local id = entry.id
+  entry.chan = api.nvim_open_term(buf, {
+    force_crlf = false,
+    on_input = function(_, _, _, data)
+      host.notify('ttyoffer_input', id, data)
+    end,
+  })
+  api.nvim_chan_send(entry.chan, entry.first)
+  entry.first = ''
+  host.notify('ttyoffer_attach', id, config.height, config.width)
+  local key = cfg().keys.dismiss
+  if key then
+    vim.keymap.set('t', key, function()
+      close(entry, 'dismissed')
+    end, { buffer = buf, desc = 'Decline this ttyoffer prompt' })
+  end
+  api.nvim_create_autocmd('WinClosed', {
+    pattern = tostring(entry.win),
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        close(entry, 'dismissed')
+      end)
+    end,
+  })
+  offers().set_state(id, 'shown')
+  vim.cmd.startinsert()
+  event('TtyOfferPresent', entry)
+end
+
+show_next = function()
+  if current or #queue == 0 then
+    return
+  end
+  if not can_show_now() then
+    wait_for_mode()
+    return
+  end
+  local entry = table.remove(queue, 1)
+  local ok, err = pcall(open, entry)
+  if not ok then
+    host.tell_once('open:' .. tostring(err), 'cannot open the prompt window: ' .. tostring(err))
+    close(entry, 'dismissed')
+  end
+end
+
+local function find(id)
+  if current and current.id == id then
+    return current, nil
+  end
+  for i, entry in ipairs(queue) do
+    if entry.id == id then
+      return entry, i
+    end
+  end
+end
+
+--- Events from the host, in the order it sent them.
+function M.on_host_event(kind, id, data, prompt)
+  if kind == 'present' then
+    -- data is the first write, prompt the text the screen asks.
+    table.insert(queue, { id = id, first = data, prompt = prompt or '' })
+    offers().set_state(id, 'queued')
+    if current then
+      refresh_title()
+    else
+      show_next()
+    end
+  elseif kind == 'output' then
+    if current and current.id == id and current.chan then
+      api.nvim_chan_send(current.chan, data)
+    end
+  elseif kind == 'prompt' then
+    local entry = find(id)
+    if entry then
+      entry.prompt = data or ''
+      if entry == current then
+        refresh_title()
+      end
+    end
+  elseif kind == 'closed' then
+    local entry, index = find(id)
+    if not entry then
+      return
+    end
+    if index then
+      -- The command ended while its prompt waited: nothing left to answer.
+      table.remove(queue, index)
+      offers().set_state(id, 'closed')
+      event('TtyOfferClose', entry, { reason = 'exited' })
+      refresh_title()
+      return
+    end
+    local record = offers().record(id)
+    local code = record and record.code
+    if entry.chan then
+      pcall(api.nvim_chan_send, entry.chan, string.format('\r\n[Process exited %s]', code or '?'))
+    end
+    vim.defer_fn(function()
+      close(entry, 'exited')
+    end, cfg().float.close_delay)
+  end
+end
+
+--- Decline the prompt on screen (or the given offer, shown or queued).
+--- @param id integer?
+--- @return boolean whether anything was dismissed
+function M.dismiss(id)
+  local entry, index = current, nil
+  if id then
+    entry, index = find(id)
+  end
+  if not entry then
+    return false
+  end
+  if index then
+    table.remove(queue, index)
+    entry.closing = true
+    host.notify('ttyoffer_dismiss', entry.id)
+    offers().set_state(entry.id, 'closed')
+    event('TtyOfferClose', entry, { reason = 'dismissed' })
+    refresh_title()
+    return true
+  end
+  close(entry, 'dismissed')
+  return true
+end
+
+--- The editor was resized: re-center the window, tell the pty its size.
+function M.on_resized()
+  local height, width = M.size()
+  host.notify('ttyoffer_resize_armed', height, width)
+  if current and current.win and api.nvim_win_is_valid(current.win) then
+    local config = geometry()
+    api.nvim_win_set_config(current.win, config)
+    host.notify('ttyoffer_resize', current.id, config.height, config.width)
+  end
+end
+
+--- The host died: every window goes, the commands carry on without a tty.
+function M.host_lost()
+  for _, entry in ipairs(queue) do
+    entry.closing = true
+    offers().set_state(entry.id, 'closed')
+    event('TtyOfferClose', entry, { reason = 'host exited' })
+  end
+  queue = {}
+  if current then
+    close(current, 'host exited')
+  end
+end
+
+--- @return integer? id of the offer on screen
+function M.current_id()
+  return current and current.id
+end
+
+--- @return integer? window of the offer on screen
+function M.current_win()
+  return current and current.win
+end
+
+--- @return integer
+function M.queued()
+  return #queue
+end
+
+return M

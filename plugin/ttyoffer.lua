@@ -1,0 +1,54 @@
+-- Cheap at startup: commands, highlight links and autocmds; modules load lazily.
+if vim.g.loaded_ttyoffer then
+  return
+end
+vim.g.loaded_ttyoffer = 1
+
+local api = vim.api
+
+api.nvim_create_user_command('Bang', function(opts)
+  require('ttyoffer.bang').run(opts.args)
+end, { nargs = '*', complete = 'shellcmd', desc = 'Run {cmd} like :! without blocking, with a prompt window' })
+
+api.nvim_create_user_command('TtyOffer', function(opts)
+  require('ttyoffer.command').run(opts)
+end, {
+  nargs = '*',
+  complete = function(arglead, cmdline)
+    return require('ttyoffer.command').complete(arglead, cmdline)
+  end,
+  desc = 'ttyoffer: on, off, toggle, status, dismiss',
+})
+
+require('ttyoffer.highlights').define()
+
+local group = api.nvim_create_augroup('ttyoffer', { clear = true })
+api.nvim_create_autocmd('ColorScheme', {
+  group = group,
+  callback = function()
+    require('ttyoffer.highlights').define()
+  end,
+})
+api.nvim_create_autocmd('VimResized', {
+  group = group,
+  callback = function()
+    if package.loaded['ttyoffer.presenter'] then
+      require('ttyoffer.presenter').on_resized()
+    end
+  end,
+})
+
+-- The host starts after startup, in the background: startup never waits for
+-- Python, and commands spawned before it is up simply run without an offer.
+local function start_host()
+  vim.schedule(function()
+    if require('ttyoffer.config').current.enabled then
+      require('ttyoffer.host').start()
+    end
+  end)
+end
+if vim.v.vim_did_enter == 1 then
+  start_host()
+else
+  api.nvim_create_autocmd('VimEnter', { group = group, once = true, callback = start_host })
+end

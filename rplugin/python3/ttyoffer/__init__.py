@@ -1,0 +1,74 @@
+"""Remote-plugin shell: decorated entry points only, delegating to ttyoffer_nvim.
+
+Handlers are ``rpc_export``s, so the rplugin manifest holds a single spec
+(``TtyOfferVersion()``, without which pynvim would not register the plugin at
+all) and does not change between versions; Lua talks to the host with
+rpcrequest and rpcnotify. ``sync=True`` only where a value is returned.
+"""
+
+import os
+import sys
+
+import pynvim
+
+# The Python core lives at the root of the checkout, three levels up.
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from ttyoffer_nvim import __version__  # noqa: E402
+from ttyoffer_nvim.bridge import TtyOfferHost  # noqa: E402
+
+
+@pynvim.plugin
+class TtyOfferPlugin:
+    def __init__(self, nvim: pynvim.Nvim) -> None:
+        self._host = TtyOfferHost(nvim)
+
+    @pynvim.function("TtyOfferVersion", sync=True)
+    def version(self, args):
+        return __version__
+
+    @pynvim.rpc_export("ttyoffer_open", sync=True)
+    def open(self, count, rows, cols):
+        return self._host.open(count, rows, cols)
+
+    @pynvim.rpc_export("ttyoffer_status", sync=True)
+    def status(self):
+        return self._host.status()
+
+    @pynvim.rpc_export("ttyoffer_screen", sync=True)
+    def screen(self, offer_id):
+        return self._host.screen(offer_id)
+
+    @pynvim.rpc_export("ttyoffer_refill")
+    def refill(self, count, rows, cols):
+        self._host.refill(count, rows, cols)
+
+    @pynvim.rpc_export("ttyoffer_bind")
+    def bind(self, offer_id, title, pid):
+        self._host.bind(offer_id, title, pid)
+
+    @pynvim.rpc_export("ttyoffer_release")
+    def release(self, offer_id):
+        self._host.release(offer_id)
+
+    @pynvim.rpc_export("ttyoffer_dismiss")
+    def dismiss(self, offer_id):
+        self._host.dismiss(offer_id)
+
+    @pynvim.rpc_export("ttyoffer_attach")
+    def attach(self, offer_id, rows, cols):
+        self._host.attach(offer_id, rows, cols)
+
+    @pynvim.rpc_export("ttyoffer_input")
+    def input(self, offer_id, data):
+        self._host.input(offer_id, data)
+
+    @pynvim.rpc_export("ttyoffer_resize")
+    def resize(self, offer_id, rows, cols):
+        self._host.resize(offer_id, rows, cols)
+
+    @pynvim.rpc_export("ttyoffer_resize_armed")
+    def resize_armed(self, rows, cols):
+        self._host.resize_armed(rows, cols)

