@@ -17,8 +17,10 @@ import pyte
 TAIL_LIMIT = 64 * 1024
 PROMPT_MAX = 60
 
-# Characters a text UI draws as decoration around an input field.
-_DECORATION = set("_│┃|║┆┊─━═┌┐└┘╭╮╰╯├┤<>[]")
+# What a text UI draws around an input field: frame lines, and after the
+# label the field itself (underscores, brackets of an empty entry).
+_FRAME = set("│┃|║┆┊─━═┌┐└┘╭╮╰╯├┤")
+_TRAILING = _FRAME | set("_<>[]")
 
 
 def sanitize(text: str, limit: int = PROMPT_MAX) -> str:
@@ -39,13 +41,13 @@ def sanitize(text: str, limit: int = PROMPT_MAX) -> str:
 def _strip_decoration(text: str) -> str:
     # Keep what follows the last frame character: "│ Passphrase: ___ │" -> "Passphrase:".
     text = text.rstrip()
-    while text and (text[-1] in _DECORATION or text[-1].isspace()):
+    while text and (text[-1] in _TRAILING or text[-1].isspace()):
         text = text[:-1]
     for bar in "│┃|║":
         if bar in text:
             text = text.rsplit(bar, 1)[1]
     text = text.strip()
-    while text and (text[0] in _DECORATION or text[0].isspace()):
+    while text and (text[0] in _FRAME or text[0].isspace()):
         text = text[1:]
     return text.strip().rstrip(":").strip()
 

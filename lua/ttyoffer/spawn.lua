@@ -65,7 +65,8 @@ function M.env(opts, slave, inherited_term)
   if env.GPG_TTY == nil then
     env.GPG_TTY = slave
   end
-  local has_term = env.TERM ~= nil or (not opts.clear_env and inherited_term ~= nil and inherited_term ~= '')
+  local inherited = type(inherited_term) == 'string' and inherited_term ~= ''
+  local has_term = env.TERM ~= nil or (not opts.clear_env and inherited)
   if not has_term then
     env.TERM = 'xterm-256color'
   end

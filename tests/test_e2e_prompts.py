@@ -1,0 +1,62 @@
+"""Real programs asking for real secrets, answered in the float as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fixtures import make_keyring, make_signing_repo, make_ssh_key
+from harness import Editor, Sandbox, editor, wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+def answer_float(ed: Editor, expect: str, answer: str) -> str:
+    """Wait for the float to show `expect`, type `answer` + Enter into it."""
+    ed.wait_event("TtyOfferPresent")
+    win = wait_until(lambda: ed.float_wins(), what="the prompt window")[0]
+    screen = wait_until(lambda: (lambda t: t if expect in t else None)(ed.buf_text(win)), what=repr(expect))
+    wait_until(lambda: ed.mode() == "t", what="terminal mode")
+    ed.nvim.input(answer + "<CR>")
+    return screen
+
+
+def test_signed_commit_through_pinentry_curses(sandbox: Sandbox, tmp_path: Path, capfd) -> None:
+    keyring = make_keyring(tmp_path / "gnupg", "correct horse 42")
+    repo = make_signing_repo(tmp_path / "repo", keyring)
+    sandbox.env.update(keyring.env)
+    try:
+        with editor(sandbox) as ed:
+            ed.nvim.command(f"cd {repo}")
+            ed.nvim.command("Bang git commit -q -S -m 'signed from the float'")
+            screen = answer_float(ed, "Passphrase", keyring.passphrase)
+            assert "passphrase" in screen.lower()
+            done = ed.wait_event("TtyOfferBangDone", timeout=30)[0]["data"]
+            assert done["code"] == 0, done
+            title = ed.events("TtyOfferPresent")[0]["data"]["title"]
+            assert title.startswith("git commit")
+            ed.wait_event("TtyOfferClose")
+            assert ed.float_wins() == []
+        env = {**os.environ, **keyring.env}
+        verify = subprocess.run(["git", "verify-commit", "HEAD"], cwd=repo, env=env, capture_output=True, text=True)
+        assert verify.returncode == 0, verify.stderr
+        assert "Good signature" in verify.stderr
+    finally:
+        keyring.kill_agent()
+    out, err = capfd.readouterr()
+    # pinentry drew into the private pty only: nothing reached our own stdio.
+    assert keyring.passphrase not in out + err
+    assert "\x1b[" not in out + err
+
+
+def test_ssh_keygen_passphrase(ed: Editor, tmp_path: Path) -> None:
+    key = make_ssh_key(tmp_path / "ssh" / "id_ed25519", "open sesame")
+    ed.nvim.command(f"Bang ssh-keygen -y -f {key}")
+    answer_float(ed, "passphrase", "open sesame")
+    done = ed.wait_event("TtyOfferBangDone", timeout=30)[0]["data"]
+    assert done["code"] == 0, done
+    public = Path(f"{key}.pub").read_text().split()[:2]
+    assert done["output"][0].split()[:2] == public

@@ -1,0 +1,199 @@
+"""Hermetic: the offer state machine over real ptys, with a fake presenter."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from typing import Any
+
+from ttyoffer_nvim.offer import Offer, OfferTable, State
+from ttyoffer_nvim.ptys import get_winsize
+
+
+def open_fds() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+class FakePresenter:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, Any]] = []
+        self.presented = asyncio.Event()
+        self.closed_event = asyncio.Event()
+
+    def present(self, offer: Offer, data: bytes, prompt: str) -> None:
+        self.calls.append(("present", offer.id, (data, prompt)))
+        self.presented.set()
+
+    def output(self, offer: Offer, data: bytes) -> None:
+        self.calls.append(("output", offer.id, data))
+
+    def prompt(self, offer: Offer, prompt: str) -> None:
+        self.calls.append(("prompt", offer.id, prompt))
+
+    def closed(self, offer: Offer, reason: str) -> None:
+        self.calls.append(("closed", offer.id, reason))
+        self.closed_event.set()
+
+    def kinds(self) -> list[str]:
+        return [c[0] for c in self.calls]
+
+    def received(self) -> bytes:
+        return b"".join(c[2][0] if c[0] == "present" else c[2] for c in self.calls if c[0] in ("present", "output"))
+
+
+def spawn_on(offer: Offer, script: str, **popen: Any) -> subprocess.Popen[bytes]:
+    """A child that takes the offer's pty as its controlling terminal, as the
+    spawner does: a new session opening the slave without O_NOCTTY."""
+    prologue = (
+        "import os, sys; fd = os.open(sys.argv[1], os.O_RDWR); os.close(fd); "
+        "exec(compile(sys.argv[2], 'child', 'exec'))"
+    )
+    argv = [sys.executable, "-c", prologue, offer.slave_path, script]
+    return subprocess.Popen(argv, start_new_session=True, **popen)
+
+
+async def wait_exit(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> int:
+    loop = asyncio.get_running_loop()
+    return await asyncio.wait_for(loop.run_in_executor(None, proc.wait), timeout)
+
+
+async def test_no_write_means_no_present_and_no_fd_left() -> None:
+    before = open_fds()
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    assert get_winsize(offer.pty.master) == (24, 80)
+    proc = spawn_on(offer, "print('stdout only')")
+    assert await wait_exit(proc) == 0
+    table.release(offer.id)
+    assert presenter.calls == []
+    assert len(table) == 0
+    assert open_fds() == before
+
+
+async def test_first_write_presents_exactly_once_and_nothing_is_lost() -> None:
+    before = open_fds()
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    script = (
+        "import os; fd = os.open('/dev/tty', os.O_RDWR)\n"
+        "for i in range(200): os.write(fd, b'line %d\\n' % i)\n"
+        "os.write(fd, b'Password: ')\n"
+        "os.read(fd, 100)\n"
+    )
+    proc = spawn_on(offer, script)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    assert offer.state is State.PRESENTED
+    table.attach(offer.id, 24, 80)
+    deadline = asyncio.get_running_loop().time() + 10
+    while b"Password: " not in presenter.received():
+        assert asyncio.get_running_loop().time() < deadline, presenter.received()[-200:]
+        await asyncio.sleep(0.01)
+    assert offer.screen.prompt() == "Password"
+    table.write(offer.id, b"x\r")
+    assert await wait_exit(proc) == 0
+    table.release(offer.id)
+    await asyncio.wait_for(presenter.closed_event.wait(), 5)
+    assert presenter.kinds().count("present") == 1
+    # The tty turns \\n into \\r\\n (ONLCR), as any terminal would show it.
+    expected = b"".join(b"line %d\r\n" % i for i in range(200)) + b"Password: "
+    assert presenter.received().startswith(expected)
+    assert ("closed", offer.id, "exited") in presenter.calls
+    assert open_fds() == before
+
+
+async def test_close_before_any_write_presents_nothing() -> None:
+    before = open_fds()
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    table.dismiss(offer.id)
+    await asyncio.sleep(0)  # one loop turn: a stale reader would fire here
+    assert presenter.calls == []
+    assert open_fds() == before
+
+
+async def test_write_just_before_exit_is_still_presented() -> None:
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    # The child writes and exits; release arrives before the loop saw the byte.
+    table._loop.remove_reader(offer.pty.master)
+    proc = spawn_on(offer, "import os; os.write(os.open('/dev/tty', os.O_WRONLY), b'bye')")
+    assert await wait_exit(proc) == 0
+    table.release(offer.id)
+    assert presenter.kinds() == ["present"]
+    assert presenter.calls[0][2][0] == b"bye"
+    # The window comes up for it, shows the end and is told it is over.
+    table.attach(offer.id, 24, 80)
+    assert presenter.kinds() == ["present", "closed"]
+    assert len(table) == 0
+
+
+async def test_dismiss_while_waiting_hangs_the_child_up() -> None:
+    before = open_fds()
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    script = "import os; fd = os.open('/dev/tty', os.O_RDWR); os.write(fd, b'Answer: '); os.read(fd, 10)"
+    proc = spawn_on(offer, script)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    table.attach(offer.id, 24, 80)
+    table.dismiss(offer.id)
+    code = await wait_exit(proc, 10)
+    # SIGHUP from the hang-up, or EIO on the read: never a hang, never success.
+    assert code != 0
+    assert len(table) == 0
+    assert open_fds() == before
+
+
+async def test_cancel_all_while_armed_is_clean() -> None:
+    before = open_fds()
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offers = [table.open(24, 80) for _ in range(20)]
+    assert len({o.slave_path for o in offers}) == 20
+    table.close_all()
+    assert presenter.calls == []
+    assert open_fds() == before
+
+
+async def test_queued_offer_holds_output_in_the_kernel_until_attached() -> None:
+    presenter = FakePresenter()
+    loop = asyncio.get_running_loop()
+    table = OfferTable(loop, presenter)
+    offer = table.open(24, 80)
+    script = (
+        "import os, sys; fd = os.open('/dev/tty', os.O_RDWR); os.write(fd, b'A'); os.read(fd, 10)\n"
+        "os.write(fd, b'B'); print('wrote B', flush=True); os.read(fd, 10)\n"
+    )
+    proc = spawn_on(offer, script, stdout=subprocess.PIPE)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    table.write(offer.id, b"1\n")
+    assert proc.stdout is not None
+    line = await asyncio.wait_for(loop.run_in_executor(None, proc.stdout.readline), 10)
+    assert line == b"wrote B\n"
+    for _ in range(3):  # loop turns in which a live reader would have fired
+        await asyncio.sleep(0)
+    assert presenter.kinds() == ["present"]
+    table.attach(offer.id, 30, 100)
+    assert get_winsize(offer.pty.master) == (30, 100)
+    deadline = loop.time() + 10
+    while b"B" not in presenter.received():
+        assert loop.time() < deadline
+        await asyncio.sleep(0.01)
+    table.write(offer.id, b"2\n")
+    assert await wait_exit(proc) == 0
+    table.release(offer.id)
+
+
+async def test_resize_sets_the_pty_size() -> None:
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    table.resize_armed(40, 120)
+    assert get_winsize(offer.pty.master) == (40, 120)
+    table.close_all()
