@@ -54,7 +54,8 @@ function M.run(args)
       notice:close()
     end
   end
-  job = require('ttyoffer').jobstart(cmd, {
+  local started
+  started, job = pcall(require('ttyoffer').jobstart, cmd, {
     on_stdout = on_data,
     on_stderr = on_data,
     stdin = 'null',
@@ -77,12 +78,18 @@ function M.run(args)
       })
     end,
   })
-  if job <= 0 then
+  if not started or job <= 0 then
     stop_notice()
-    if job == 0 then
+    if started and job == 0 then
       err(string.format('Bang: invalid command %q', cmd))
     else
-      err(string.format("Bang: cannot start 'shell' (%s): not executable; check :set shell?", vim.o.shell))
+      err(
+        string.format(
+          "Bang: cannot start 'shell' (%s): %s; check :set shell?",
+          vim.o.shell,
+          started and 'not executable' or tostring(job):gsub('^Vim:', '')
+        )
+      )
     end
     return nil
   end

@@ -96,10 +96,7 @@ local function count_skip(reason)
 end
 
 local function executable(cmd, opts)
-  if type(cmd) == 'string' then
-    return true -- the shell is checked by jobstart() itself
-  end
-  local program = cmd[1]
+  local program = type(cmd) == 'string' and vim.fn.split(vim.o.shell)[1] or cmd[1]
   if type(program) ~= 'string' or program == '' then
     return false
   end
@@ -109,7 +106,8 @@ local function executable(cmd, opts)
   return vim.fn.executable(program) == 1
 end
 
---- Same contract as |jobstart()|, plus the offer.
+--- Same contract as |jobstart()|, plus the offer. Anything jobstart() would
+--- refuse goes to it unchanged, so its errors and return values are stock.
 --- @param cmd string|string[]
 --- @param opts table?
 --- @return integer job id, 0 for invalid arguments, -1 if not executable

@@ -80,6 +80,8 @@ local function event(pattern, entry, extra)
   api.nvim_exec_autocmds('User', { pattern = pattern, modeline = false, data = data })
 end
 
+local show_next
+
 -- Modes in which a window may take focus without eating what the user is
 -- typing: not the command line, a hit-enter or confirm prompt, or the cmdwin.
 local function can_show_now()
@@ -93,8 +95,6 @@ local function can_show_now()
   end
   return vim.fn.getcmdwintype() == ''
 end
-
-local show_next
 
 local function wait_for_mode()
   if waiting_for_mode then
@@ -123,6 +123,9 @@ local function restore_focus(entry)
   else
     vim.cmd.stopinsert()
   end
+  -- The next prompt in line starts from the restored place, so that its own
+  -- close returns there too.
+  vim.schedule(show_next)
 end
 
 --- Tear the window down. `decline` tells the host to hang the tty up.
@@ -147,13 +150,24 @@ local function close(entry, reason)
     pcall(api.nvim_buf_delete, entry.buf, { force = true })
   end
   if was_current then
-    restore_focus(entry)
+    if api.nvim_get_mode().mode == 't' then
+      -- Neovim leaves terminal mode for the closed window only on its next
+      -- turn; restoring before that would be undone.
+      api.nvim_create_autocmd('ModeChanged', {
+        pattern = 't:*',
+        once = true,
+        callback = function()
+          vim.schedule(function()
+            restore_focus(entry)
+          end)
+        end,
+      })
+    else
+      restore_focus(entry)
+    end
   end
   offers().set_state(entry.id, 'closed')
   event('TtyOfferClose', entry, { reason = reason })
-  if was_current then
-    vim.schedule(show_next)
-  end
 end
 
 local function open(entry)
@@ -187,7 +201,11 @@ local function open(entry)
   local key = cfg().keys.dismiss
   if key then
     vim.keymap.set('t', key, function()
-      close(entry, 'dismissed')
+      -- Not from inside terminal-mode input handling: deleting the terminal
+      -- buffer there pulls it from under Neovim's own feet.
+      vim.schedule(function()
+        close(entry, 'dismissed')
+      end)
     end, { buffer = buf, desc = 'Decline this ttyoffer prompt' })
   end
   api.nvim_create_autocmd('WinClosed', {
