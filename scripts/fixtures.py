@@ -43,7 +43,11 @@ def make_keyring(home: Path, passphrase: str) -> Keyring:
         env=env, check=True, capture_output=True,
     )  # fmt: skip
     listing = subprocess.run(
-        ["gpg", "--batch", "--with-colons", "--list-secret-keys"], env=env, check=True, capture_output=True, text=True
+        ["gpg", "--batch", "--with-colons", "--list-secret-keys"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     fingerprint = next(line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr:"))
     # Forget what key generation may have left in the agent.
@@ -55,7 +59,9 @@ def make_signing_repo(path: Path, keyring: Keyring) -> Path:
     path.mkdir(parents=True, exist_ok=True)
 
     def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, env={**os.environ, **keyring.env})
+        subprocess.run(
+            ["git", *args], cwd=path, check=True, capture_output=True, env={**os.environ, **keyring.env}
+        )
 
     git("init", "-q", "-b", "main")
     git("config", "user.name", "ttyoffer demo")

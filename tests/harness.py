@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +128,9 @@ class Editor:
         )
 
     def buf_text(self, win: int) -> str:
-        return "\n".join(self.lua("return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(...), 0, -1, false)", win))
+        return "\n".join(
+            self.lua("return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(...), 0, -1, false)", win)
+        )
 
     def host_status(self) -> dict[str, Any]:
         return self.lua("return require('ttyoffer.host').request('ttyoffer_status')")
@@ -143,14 +145,10 @@ def editor(sandbox: Sandbox, *extra: str, wait_host: bool = True) -> Iterator[Ed
             ed.wait_host()
         yield ed
     finally:
-        try:
+        with suppress(Exception):
             nvim.command("qa!", async_=True)
-        except Exception:
-            pass
-        try:
+        with suppress(Exception):
             nvim.close()
-        except Exception:
-            pass
 
 
 def _attach(sandbox: Sandbox, *extra: str) -> pynvim.Nvim:

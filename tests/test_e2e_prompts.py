@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from fixtures import make_keyring, make_signing_repo, make_ssh_key
 from harness import Editor, Sandbox, editor, wait_until
 
@@ -41,7 +40,9 @@ def test_signed_commit_through_pinentry_curses(sandbox: Sandbox, tmp_path: Path,
             ed.wait_event("TtyOfferClose")
             assert ed.float_wins() == []
         env = {**os.environ, **keyring.env}
-        verify = subprocess.run(["git", "verify-commit", "HEAD"], cwd=repo, env=env, capture_output=True, text=True)
+        verify = subprocess.run(
+            ["git", "verify-commit", "HEAD"], cwd=repo, env=env, capture_output=True, text=True
+        )
         assert verify.returncode == 0, verify.stderr
         assert "Good signature" in verify.stderr
     finally:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from harness import Editor, wait_until
 
 pytestmark = pytest.mark.nvim
@@ -87,7 +86,8 @@ def start(ed: Editor, argv: list[str]) -> int:
     """Spawn through the offer, recording the exit code for exit_code()."""
     return ed.lua(
         "_G.exit_codes = _G.exit_codes or {} "
-        "return require('ttyoffer').jobstart(..., {on_exit = function(id, code) _G.exit_codes[id] = code end})",
+        "return require('ttyoffer').jobstart(..., "
+        "{on_exit = function(id, code) _G.exit_codes[id] = code end})",
         argv,
     )
 
@@ -150,14 +150,16 @@ def test_off_behaves_exactly_as_stock(ed: Editor) -> None:
     assert env == ["GPG_TTY=unset"]
     assert ed.events("TtyOfferPresent") == []
     ed.nvim.command("TtyOffer on")
-    assert run_collect(ed, "require('ttyoffer').jobstart", "exec 3</dev/tty && echo has-a-tty") == ["has-a-tty"]
+    assert run_collect(ed, "require('ttyoffer').jobstart", "exec 3</dev/tty && echo has-a-tty") == [
+        "has-a-tty"
+    ]
 
 
 def test_child_gets_its_pty_as_ctty_and_gpg_tty(ed: Editor) -> None:
     out = run_collect(
         ed,
         "require('ttyoffer').jobstart",
-        "exec 3</dev/tty; echo \"$GPG_TTY\"; ps -o tty= -p $$; readlink /proc/$$/fd/0",
+        'exec 3</dev/tty; echo "$GPG_TTY"; ps -o tty= -p $$; readlink /proc/$$/fd/0',
     )
     gpg_tty, ps_tty, stdin = out
     assert gpg_tty.startswith("/dev/pts/")
@@ -170,7 +172,8 @@ def test_list_command_argv_and_exit_code_pass_through(ed: Editor) -> None:
     out = ed.lua(
         """
         local lines = {}
-        local job = require('ttyoffer').jobstart({'sh', '-c', 'printf "%s|" "$@"; exit 7', 'zero', 'a b', '', '$HOME', "'q'"},
+        local argv = {'sh', '-c', 'printf "%s|" "$@"; exit 7', 'zero', 'a b', '', '$HOME', "'q'"}
+        local job = require('ttyoffer').jobstart(argv,
           {on_stdout = function(_, d) vim.list_extend(lines, d) end})
         local code = vim.fn.jobwait({job}, 10000)[1]
         return {code, table.concat(lines)}
@@ -181,7 +184,12 @@ def test_list_command_argv_and_exit_code_pass_through(ed: Editor) -> None:
 
 def test_jobstart_contract(ed: Editor) -> None:
     # Refusals are stock: the same error (or value) as vim.fn.jobstart() gives.
-    for bad in ["{'/nonexistent/program'}", "{}", "{'true'}, 'not a table'", "{'true'}, {pty = true, rpc = true}"]:
+    for bad in [
+        "{'/nonexistent/program'}",
+        "{}",
+        "{'true'}, 'not a table'",
+        "{'true'}, {pty = true, rpc = true}",
+    ]:
         ours = ed.lua(f"return {{pcall(require('ttyoffer').jobstart, {bad})}}")
         stock = ed.lua(f"return {{pcall(vim.fn.jobstart, {bad})}}")
         assert ours == stock, bad
@@ -266,33 +274,38 @@ def test_focus_and_mode_return_to_where_the_user_was(ed: Editor) -> None:
     ed.wait_event("TtyOfferPresent")
     wait_until(lambda: ed.mode() == "t", what="terminal mode")
     ed.nvim.input("answer<CR>")
-    ed.wait_event("TtyOfferClose")
     assert exit_code(ed, job) == 0
-    assert ed.nvim.api.get_current_win().handle == origin
-    wait_until(lambda: ed.mode() == "i", what="insert mode again")
+    # Focus comes back as soon as the command has ended, while the window
+    # still shows the exit: what the user types next is the editor's.
+    wait_until(lambda: ed.nvim.api.get_current_win().handle == origin and ed.mode() == "i", what="focus back")
+    assert ed.float_wins() != [] and ed.events("TtyOfferClose") == []
     assert ed.nvim.current.buffer[:] == [""]  # nothing typed into the prompt landed here
+    ed.nvim.input("typed after")
+    ed.wait_event("TtyOfferClose")
+    assert ed.nvim.current.buffer[:] == ["typed after"]
+    assert ed.mode() == "i"
 
 
 def test_several_prompts_are_shown_one_at_a_time_in_order(ed: Editor) -> None:
-    script = "printf 'Who is %s? ' \"$0\" > /dev/tty; read a < /dev/tty; echo \"$0=$a\""
-    ed.lua(
-        """
-        _G.answers = {}
-        for _, name in ipairs({'first', 'second', 'third'}) do
-          require('ttyoffer').jobstart({'sh', '-c', ..., name}, {
-            on_stdout = function(_, d) if d[1] ~= '' then table.insert(_G.answers, d[1]) end end,
-          })
-          vim.wait(2000, function() return #require('ttyoffer').offers() > 0 and
-            vim.tbl_count(vim.tbl_filter(function(o) return o.state ~= 'armed' end, require('ttyoffer').offers())) >= _
-          end)
-        end
-        """,
-        script,
-    )
+    script = 'printf \'Who is %s? \' "$0" > /dev/tty; read a < /dev/tty; echo "$0=$a"'
+    ed.lua("_G.answers = {}")
+    for count, name in enumerate(["first", "second", "third"], start=1):
+        ed.lua(
+            "local script, name = ... require('ttyoffer').jobstart({'sh', '-c', script, name}, {"
+            " on_stdout = function(_, d) if d[1] ~= '' then table.insert(_G.answers, d[1]) end end})",
+            script,
+            name,
+        )
+        # Arrival order is spawn order: each has asked before the next starts.
+        asking = (
+            "return #vim.tbl_filter(function(o) return o.state ~= 'armed' end, require('ttyoffer').offers())"
+        )
+        wait_until(lambda: ed.lua(asking) == count, what=f"{name} asking")  # noqa: B023
     for index, name in enumerate(["first", "second", "third"], start=1):
         ed.wait_event("TtyOfferPresent", index)
         win = wait_until(lambda: ed.float_wins(), what="a float")[0]
-        wait_until(lambda n=name, w=win: f"Who is {n}?" in ed.buf_text(w), what=f"prompt of {name}")
+        question = f"Who is {name}?"
+        wait_until(lambda: question in ed.buf_text(win), what=question)  # noqa: B023
         title = ed.lua("return vim.api.nvim_win_get_config(...).title[1][1]", win)
         if index == 1:
             assert "(1/3)" in title
@@ -301,7 +314,9 @@ def test_several_prompts_are_shown_one_at_a_time_in_order(ed: Editor) -> None:
         ed.nvim.input(f"answer-{name}<CR>")
         ed.wait_event("TtyOfferClose", index)
     wait_until(lambda: len(ed.lua("return _G.answers")) == 3, what="three answers")
-    assert sorted(ed.lua("return _G.answers")) == sorted(f"{n}=answer-{n}" for n in ["first", "second", "third"])
+    assert sorted(ed.lua("return _G.answers")) == sorted(
+        f"{n}=answer-{n}" for n in ["first", "second", "third"]
+    )
 
 
 def test_editor_resize_recenters_and_resizes_the_pty(ed: Editor) -> None:
@@ -337,7 +352,13 @@ def test_status_lists_offers_and_the_host(ed: Editor) -> None:
 
 
 def test_ttyoffer_command_completion_and_errors(ed: Editor) -> None:
-    assert ed.lua("return vim.fn.getcompletion('TtyOffer ', 'cmdline')") == ["dismiss", "off", "on", "status", "toggle"]
+    assert ed.lua("return vim.fn.getcompletion('TtyOffer ', 'cmdline')") == [
+        "dismiss",
+        "off",
+        "on",
+        "status",
+        "toggle",
+    ]
     assert ed.lua("return vim.fn.getcompletion('TtyOffer to', 'cmdline')") == ["toggle"]
     ed.nvim.command("TtyOffer frobnicate")
     assert 'unknown subcommand "frobnicate"' in ed.nvim.command_output("messages")
@@ -362,7 +383,11 @@ def test_setup_rejects_bad_options_and_changes_nothing(ed: Editor) -> None:
 
 
 def test_highlight_groups_link_by_default(ed: Editor) -> None:
-    for group, target in [("TtyOfferNormal", "NormalFloat"), ("TtyOfferBorder", "FloatBorder"), ("TtyOfferTitle", "FloatTitle")]:
+    for group, target in [
+        ("TtyOfferNormal", "NormalFloat"),
+        ("TtyOfferBorder", "FloatBorder"),
+        ("TtyOfferTitle", "FloatTitle"),
+    ]:
         assert ed.lua("return vim.api.nvim_get_hl(0, {name = ...}).link", group) == target
     ed.nvim.command("highlight TtyOfferBorder guifg=#ff0000")
     ed.lua("require('ttyoffer').setup({})")

@@ -8,7 +8,6 @@ from typing import Any
 
 import pynvim
 import pytest
-
 from harness import ROOT, nvim_binary
 
 
@@ -40,7 +39,9 @@ SKIP_TABLE = [
 
 
 @pytest.mark.parametrize(("opts", "enabled", "ready", "full", "expected"), SKIP_TABLE)
-def test_skip_table(lua: Any, opts: dict, enabled: bool, ready: bool, full: bool, expected: str | None) -> None:
+def test_skip_table(
+    lua: Any, opts: dict, enabled: bool, ready: bool, full: bool, expected: str | None
+) -> None:
     reason = lua(
         "local o, e, r, f = ... return require('ttyoffer.spawn').skip_reason(o, "
         "{enabled = e, host_ready = r, at_capacity = f})",
@@ -74,9 +75,9 @@ def test_env_term_only_when_absent(lua: Any) -> None:
 
 
 def test_env_does_not_mutate_the_callers_table(lua: Any) -> None:
-    assert lua("local o = {env = {A = '1'}} require('ttyoffer.spawn').env(o, '/dev/pts/3', nil) return o") == {
-        "env": {"A": "1"}
-    }
+    assert lua(
+        "local o = {env = {A = '1'}} require('ttyoffer.spawn').env(o, '/dev/pts/3', nil) return o"
+    ) == {"env": {"A": "1"}}
 
 
 CMD = "local c, s, sh, f = ... return require('ttyoffer.spawn').command(c, s, {shell = sh, shellcmdflag = f})"
@@ -92,7 +93,9 @@ def test_posix_shell_string_joins_the_prologue(lua: Any, shell: str) -> None:
     assert lua(CMD, "ls -l", "/dev/pts/4", shell, "-c") == "exec 3<>'/dev/pts/4' 3>&-; ls -l"
 
 
-@pytest.mark.parametrize(("shell", "flag"), [("/usr/bin/fish", "-c"), ("nu", "-c"), ("/usr/bin/env bash", "-c")])
+@pytest.mark.parametrize(
+    ("shell", "flag"), [("/usr/bin/fish", "-c"), ("nu", "-c"), ("/usr/bin/env bash", "-c")]
+)
 def test_other_shells_run_under_the_list_prologue(lua: Any, shell: str, flag: str) -> None:
     argv = lua(CMD, "ls -l", "/dev/pts/4", shell, flag)
     assert argv[:4] == ["/bin/sh", "-c", 'exec 3<>"$0" 3>&-; exec "$@"', "/dev/pts/4"]

@@ -40,7 +40,9 @@ class FakePresenter:
         return [c[0] for c in self.calls]
 
     def received(self) -> bytes:
-        return b"".join(c[2][0] if c[0] == "present" else c[2] for c in self.calls if c[0] in ("present", "output"))
+        return b"".join(
+            c[2][0] if c[0] == "present" else c[2] for c in self.calls if c[0] in ("present", "output")
+        )
 
 
 def spawn_on(offer: Offer, script: str, **popen: Any) -> subprocess.Popen[bytes]:

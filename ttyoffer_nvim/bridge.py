@@ -125,4 +125,3 @@ class TtyOfferHost:
 
     def resize_armed(self, rows: int, cols: int) -> None:
         self.table.resize_armed(int(rows), int(cols))
-

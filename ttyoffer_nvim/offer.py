@@ -45,16 +45,16 @@ class State(enum.Enum):
 
 
 class Presenter(Protocol):
-    def present(self, offer: "Offer", data: bytes, prompt: str) -> None:
+    def present(self, offer: Offer, data: bytes, prompt: str) -> None:
         """The child wrote for the first time. Schedule a window; never wait."""
 
-    def output(self, offer: "Offer", data: bytes) -> None:
+    def output(self, offer: Offer, data: bytes) -> None:
         """More bytes for an attached offer's window."""
 
-    def prompt(self, offer: "Offer", prompt: str) -> None:
+    def prompt(self, offer: Offer, prompt: str) -> None:
         """The prompt text on screen changed."""
 
-    def closed(self, offer: "Offer", reason: str) -> None:
+    def closed(self, offer: Offer, reason: str) -> None:
         """A presented offer ended ("exited", "eof"); the window may go."""
 
 

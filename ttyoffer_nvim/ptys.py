@@ -8,6 +8,7 @@ terminal and the child could never acquire it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -35,10 +36,8 @@ class Pty:
 
 
 def _close_quietly(fd: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.close(fd)
-    except OSError:
-        pass
 
 
 def open_pty(rows: int, cols: int) -> Pty:

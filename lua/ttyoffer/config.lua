@@ -27,10 +27,6 @@ M.defaults = {
   max_offers = 256,
 }
 
-local function kind(value)
-  return type(value)
-end
-
 local validators = {
   enabled = { 'boolean' },
   ['float.width'] = { 'number', 'positive' },
@@ -53,7 +49,7 @@ function M.merge(user, base)
     return vim.deepcopy(base)
   end
   if type(user) ~= 'table' then
-    error(string.format('(ttyoffer) setup() expects a table, got %s', kind(user)), 0)
+    error(string.format('(ttyoffer) setup() expects a table, got %s', type(user)), 0)
   end
   local function walk(tbl, defaults, prefix)
     for key, value in pairs(tbl) do
@@ -89,10 +85,7 @@ function M.merge(user, base)
           )
         end
         if rule[2] == 'positive' and value <= 0 or rule[2] == 'non-negative' and value < 0 then
-          error(
-            string.format('(ttyoffer) option "%s" must be %s, got %s', path, rule[2], tostring(value)),
-            0
-          )
+          error(string.format('(ttyoffer) option "%s" must be %s, got %s', path, rule[2], tostring(value)), 0)
         end
         if path == 'keys.dismiss' and value == true then
           error('(ttyoffer) option "keys.dismiss" must be a key like "<C-q>" or false', 0)

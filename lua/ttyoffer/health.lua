@@ -64,7 +64,9 @@ function M.check()
 
   health.start('ttyoffer: pseudo-terminals')
   local ok, out = pcall(function()
-    return vim.system({ python or 'python3', '-c', 'import os; m, s = os.openpty(); print(os.ttyname(s))' }, { text = true }):wait()
+    return vim
+      .system({ python or 'python3', '-c', 'import os; m, s = os.openpty(); print(os.ttyname(s))' }, { text = true })
+      :wait()
   end)
   if ok and out.code == 0 then
     health.ok('A pty can be opened (' .. vim.trim(out.stdout) .. ')')

@@ -14,6 +14,7 @@ local host = require('ttyoffer.host')
 --- @field prev_win integer?
 --- @field prev_mode string?
 --- @field closing boolean?
+--- @field focus_returned boolean?
 
 local queue = {} --- @type ttyoffer.Shown[]  waiting, in arrival order
 local current = nil --- @type ttyoffer.Shown?
@@ -113,22 +114,60 @@ local function wait_for_mode()
   })
 end
 
-local function restore_focus(entry)
-  if entry.prev_win and api.nvim_win_is_valid(entry.prev_win) then
-    pcall(api.nvim_set_current_win, entry.prev_win)
-  end
-  local mode = entry.prev_mode or 'n'
+local function restore_mode(mode)
   if mode:match('^[it]') then
     vim.cmd.startinsert()
   else
     vim.cmd.stopinsert()
   end
-  -- The next prompt in line starts from the restored place, so that its own
-  -- close returns there too.
-  vim.schedule(show_next)
 end
 
---- Tear the window down. `decline` tells the host to hang the tty up.
+--- Give focus back to the window and mode the user was in, if the prompt
+--- window still has it. `done` runs once that is settled.
+--- @param entry ttyoffer.Shown
+--- @param done fun()
+local function give_back_focus(entry, done)
+  if entry.focus_returned or not entry.win or api.nvim_get_current_win() ~= entry.win then
+    -- Returned already, or the user went elsewhere: leave them there.
+    entry.focus_returned = true
+    done()
+    return
+  end
+  entry.focus_returned = true
+  local mode = entry.prev_mode or 'n'
+  local leaving_terminal = api.nvim_get_mode().mode == 't'
+  if entry.prev_win and api.nvim_win_is_valid(entry.prev_win) then
+    pcall(api.nvim_set_current_win, entry.prev_win)
+  else
+    vim.cmd.wincmd('p')
+  end
+  if not leaving_terminal then
+    restore_mode(mode)
+    done()
+    return
+  end
+  -- Neovim leaves Terminal mode on its next turn; a mode set before that
+  -- would be undone.
+  local settled = false
+  local function settle()
+    if settled then
+      return
+    end
+    settled = true
+    restore_mode(mode)
+    done()
+  end
+  api.nvim_create_autocmd('ModeChanged', {
+    pattern = 't:*',
+    once = true,
+    callback = function()
+      vim.schedule(settle)
+    end,
+  })
+  vim.defer_fn(settle, 200)
+end
+
+--- Take the window down. A dismissal hangs the command's terminal up.
 --- @param entry ttyoffer.Shown
 --- @param reason string
 local function close(entry, reason)
@@ -139,35 +178,22 @@ local function close(entry, reason)
   if reason == 'dismissed' then
     host.notify('ttyoffer_dismiss', entry.id)
   end
-  local was_current = current == entry
-  if was_current then
-    current = nil
-  end
-  if entry.win and api.nvim_win_is_valid(entry.win) then
-    pcall(api.nvim_win_close, entry.win, true)
-  end
-  if entry.buf and api.nvim_buf_is_valid(entry.buf) then
-    pcall(api.nvim_buf_delete, entry.buf, { force = true })
-  end
-  if was_current then
-    if api.nvim_get_mode().mode == 't' then
-      -- Neovim leaves terminal mode for the closed window only on its next
-      -- turn; restoring before that would be undone.
-      api.nvim_create_autocmd('ModeChanged', {
-        pattern = 't:*',
-        once = true,
-        callback = function()
-          vim.schedule(function()
-            restore_focus(entry)
-          end)
-        end,
-      })
-    else
-      restore_focus(entry)
+  give_back_focus(entry, function()
+    if entry.win and api.nvim_win_is_valid(entry.win) then
+      pcall(api.nvim_win_close, entry.win, true)
     end
-  end
-  offers().set_state(entry.id, 'closed')
-  event('TtyOfferClose', entry, { reason = reason })
+    if entry.buf and api.nvim_buf_is_valid(entry.buf) then
+      pcall(api.nvim_buf_delete, entry.buf, { force = true })
+    end
+    if current == entry then
+      current = nil
+    end
+    offers().set_state(entry.id, 'closed')
+    event('TtyOfferClose', entry, { reason = reason })
+    -- The next prompt in line starts from the restored place, so that its
+    -- own close returns there too.
+    vim.schedule(show_next)
+  end)
 end
 
 local function open(entry)
@@ -290,6 +316,9 @@ function M.on_host_event(kind, id, data, prompt)
     if entry.chan then
       pcall(api.nvim_chan_send, entry.chan, string.format('\r\n[Process exited %s]', code or '?'))
     end
+    -- The window stays a moment to show the end, but keys typed from now on
+    -- are the editor's again.
+    give_back_focus(entry, function() end)
     vim.defer_fn(function()
       close(entry, 'exited')
     end, cfg().float.close_delay)

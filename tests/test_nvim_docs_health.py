@@ -1,0 +1,77 @@
+"""The help file and :checkhealth, as a user reaches them."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from harness import ROOT, Editor
+
+pytestmark = pytest.mark.nvim
+
+
+def test_helptags_build_and_everything_is_documented(ed: Editor, tmp_path: Path) -> None:
+    doc = tmp_path / "doc"
+    shutil.copytree(ROOT / "doc", doc)
+    ed.nvim.command(f"helptags {doc}")  # fails on duplicate or malformed tags
+    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    commands = ed.lua("return vim.tbl_keys(vim.api.nvim_get_commands({}))")
+    assert {"Bang", "TtyOffer"} <= set(commands)
+    for command in ("Bang", "TtyOffer"):
+        assert f":{command}" in tags
+    for sub in ed.lua("return vim.fn.getcompletion('TtyOffer ', 'cmdline')"):
+        assert f":TtyOffer-{sub}" in tags, sub
+    options = ed.lua(
+        """
+        local out = {}
+        local function walk(t, prefix)
+          for k, v in pairs(t) do
+            table.insert(out, prefix .. k)
+            if type(v) == 'table' and not vim.islist(v) then walk(v, prefix .. k .. '.') end
+          end
+        end
+        walk(require('ttyoffer.config').defaults, '')
+        return out
+        """
+    )
+    for option in options:
+        assert f"ttyoffer-config-{option}" in tags, option
+    for fn in ed.lua("return vim.tbl_keys(require('ttyoffer'))"):
+        if (
+            isinstance(fn, str)
+            and not fn.startswith("_")
+            and fn not in ("skipped", "record", "set_state", "host_lost")
+        ):
+            assert f"ttyoffer.{fn}()" in tags, fn
+    for group in ("TtyOfferNormal", "TtyOfferBorder", "TtyOfferTitle"):
+        assert f"hl-{group}" in tags
+    for event in ("TtyOfferPresent", "TtyOfferClose", "TtyOfferBangDone", "TtyOfferHostReady"):
+        assert event in tags
+    # Every |link| points at a tag of ours or of Neovim's own help.
+    runtime = Path(ed.lua("return vim.env.VIMRUNTIME")) / "doc" / "tags"
+    known = tags | {line.split("\t")[0] for line in runtime.read_text().splitlines()}
+    text = (doc / "ttyoffer.txt").read_text()
+    for link in set(re.findall(r"\|([^|\s]+)\|", text)):
+        assert link in known, link
+
+
+def test_checkhealth_reports_a_working_setup(ed: Editor) -> None:
+    ed.nvim.command("checkhealth ttyoffer")
+    report = "\n".join(ed.nvim.current.buffer[:])
+    assert "ERROR" not in report, report
+    assert "pynvim is importable" in report
+    assert "pyte is importable" in report
+    assert "Remote plugin registered" in report
+    assert "Host running" in report
+    assert "A pty can be opened" in report
+
+
+def test_checkhealth_names_the_fix_when_not_registered(ed: Editor) -> None:
+    # As if :UpdateRemotePlugins had never run: the manifest lists nothing.
+    ed.nvim.command("call filter(remote#host#PluginsForHost('python3'), 0)")
+    ed.nvim.command("checkhealth ttyoffer")
+    report = "\n".join(ed.nvim.current.buffer[:])
+    assert "not registered" in report
+    assert ":UpdateRemotePlugins" in report

@@ -1,0 +1,68 @@
+"""The real TUI: the float is drawn centered, keys go to the child, the
+editor's own screen comes back intact."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pynvim
+import pytest
+from harness import Editor, Sandbox, wait_until
+from tui import Tui
+
+pytestmark = pytest.mark.tui
+
+ROWS, COLS = 30, 100
+
+
+@pytest.fixture
+def tui(sandbox: Sandbox, tmp_path: Path) -> Iterator[tuple[Tui, Editor]]:
+    doc = tmp_path / "notes.txt"
+    doc.write_text("first line of the notes\nsecond line stays put\n")
+    term = Tui(sandbox, [str(doc)], ROWS, COLS)
+    nvim = pynvim.attach("socket", path=term.socket)
+    ed = Editor(nvim)
+    try:
+        ed.wait_host()
+        term.wait_text("first line of the notes")
+        yield term, ed
+    finally:
+        nvim.close()
+        term.close()
+
+
+def test_prompt_float_in_the_tui(tui: tuple[Tui, Editor]) -> None:
+    term, ed = tui
+    term.type(":Bang printf 'Passphrase: ' > /dev/tty; read p < /dev/tty; echo \"got $p\"\r")
+    lines = term.wait_text("│Passphrase:")
+    # Centered: the frame's corners sit where the float geometry puts them.
+    top = next(i for i, line in enumerate(lines) if "╭" in line)
+    bottom = next(i for i, line in enumerate(lines) if "╰" in line)
+    left, right = lines[top].index("╭"), lines[top].index("╮")
+    width, height = right - left - 1, bottom - top - 1
+    usable = ROWS - 1  # cmdheight
+    assert (width, height) == (min(80, COLS - 4), min(24, usable - 4))
+    assert left == (COLS - width - 2) // 2
+    assert top == (usable - height - 2) // 2
+    assert "Passphrase" in lines[top]  # the title names the prompt
+    assert lines[top + 1][left + 1 :].startswith("Passphrase:")
+    # Typed the moment the prompt is visible: every key reaches the child.
+    term.type("s3cret-Ω\r")
+    # Like :!, the output waits for Enter (and the editor for the user).
+    term.wait_text("got s3cret-Ω")
+    term.wait_text("Press ENTER")
+    term.type("\r")
+    done = ed.wait_event("TtyOfferBangDone")[0]["data"]
+    assert done["code"] == 0
+    assert done["output"] == ["got s3cret-Ω"]
+    ed.wait_event("TtyOfferClose")
+    # The edited buffer got none of it, and the screen is the editor's again.
+    assert ed.nvim.current.buffer[:] == ["first line of the notes", "second line stays put"]
+    assert ed.nvim.current.buffer.options["modified"] is False
+    wait_until(lambda: not any("╭" in line for line in term.lines()), what="the float gone from the screen")
+    screen = term.lines()
+    assert screen[0].startswith("first line of the notes")
+    assert screen[1].startswith("second line stays put")
+    assert all(line.startswith("~") for line in screen[2:20])
+    assert not any("\x1b" in line or "[?" in line for line in screen)

@@ -1,0 +1,58 @@
+"""Neovim's real TUI in a pty (ptyprocess), its screen rendered with pyte."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import ptyprocess
+import pyte
+from harness import Sandbox, nvim_binary, wait_until
+
+
+class Tui:
+    def __init__(self, sandbox: Sandbox, args: list[str], rows: int = 30, cols: int = 100) -> None:
+        self.rows, self.cols = rows, cols
+        self.socket = str(sandbox.base / "tui.sock")
+        env = {**sandbox.env, "TERM": "xterm-256color", "COLORTERM": ""}
+        argv = [nvim_binary(), "-u", str(sandbox.init), "--listen", self.socket, *args]
+        self.proc = ptyprocess.PtyProcess.spawn(argv, env=env, dimensions=(rows, cols))
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = bytearray()
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        wait_until(lambda: Path(self.socket).exists(), 20, "the TUI's RPC socket")
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self.proc.read(65536)
+            except EOFError:
+                return
+            with self.lock:
+                self.raw += data
+                self.stream.feed(data)
+
+    def lines(self) -> list[str]:
+        with self.lock:
+            return list(self.screen.display)
+
+    def text(self) -> str:
+        return "\n".join(self.lines())
+
+    def type(self, keys: str) -> None:
+        self.proc.write(keys.encode())
+
+    def wait_text(self, needle: str, timeout: float = 15.0) -> list[str]:
+        return wait_until(
+            lambda: (lambda lines: lines if any(needle in line for line in lines) else None)(self.lines()),
+            timeout,
+            f"{needle!r} on the TUI screen",
+        )
+
+    def close(self) -> None:
+        if self.proc.isalive():
+            self.proc.terminate(force=True)
+        self.proc.close(force=True)
