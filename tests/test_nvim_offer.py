@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from harness import Editor, wait_until
@@ -401,3 +402,25 @@ def test_non_posix_shell_string_commands_still_get_the_tty(ed: Editor) -> None:
     wait_until(lambda: ed.mode() == "t", what="terminal mode")
     ed.nvim.input("bob<CR>")
     assert ed.wait_event("TtyOfferBangDone")[0]["data"]["output"] == ["hi bob"]
+
+
+def test_terminal_query_replies_reach_the_child(ed: Editor) -> None:
+    # A program asking the terminal where its cursor is (as curses does) gets
+    # the emulator's own answer through the float.
+    script = (
+        "import os, sys, termios, tty\n"
+        "fd = os.open('/dev/tty', os.O_RDWR)\n"
+        "tty.setraw(fd)\n"
+        "os.write(fd, b'hello\\x1b[6n')\n"
+        "reply = b''\n"
+        "while not reply.endswith(b'R'): reply += os.read(fd, 1)\n"
+        "print(reply[1:].decode())\n"
+    )
+    ed.lua(
+        "_G.reply = {} require('ttyoffer').jobstart(..., "
+        "{on_stdout = function(_, d) vim.list_extend(_G.reply, d) end})",
+        [sys.executable, "-c", script],
+    )
+    ed.wait_event("TtyOfferPresent")
+    reply = wait_until(lambda: ed.lua("return _G.reply[1]"), what="the cursor position report")
+    assert reply == "[1;6R"

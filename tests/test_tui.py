@@ -66,3 +66,12 @@ def test_prompt_float_in_the_tui(tui: tuple[Tui, Editor]) -> None:
     assert screen[1].startswith("second line stays put")
     assert all(line.startswith("~") for line in screen[2:20])
     assert not any("\x1b" in line or "[?" in line for line in screen)
+
+
+def test_bang_says_it_is_still_running(tui: tuple[Tui, Editor]) -> None:
+    term, ed = tui
+    ed.lua("require('ttyoffer').setup({bang = {notice_delay = 100}})")
+    term.type(":Bang sleep 30\r")
+    lines = term.wait_text("(running, pid")
+    assert ":!sleep 30" in lines[-1]
+    assert ed.float_wins() == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import resource
 from typing import Any
 
 from .offer import Offer, OfferTable
@@ -24,6 +25,18 @@ def as_bytes(data: Any) -> bytes:
     if isinstance(data, bytes):
         return data
     return str(data).encode("utf-8", "surrogateescape")
+
+
+def raise_fd_limit(ceiling: int = 65536) -> None:
+    """Two descriptors per command in flight: the default soft limit of 1024
+    would cap the host at a few hundred. The hard limit is the system's say."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = ceiling if hard == resource.RLIM_INFINITY else min(hard, ceiling)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            log.debug("ttyoffer: could not raise the descriptor limit")
 
 
 class NvimPresenter:
@@ -55,6 +68,7 @@ class TtyOfferHost:
     def __init__(self, nvim: Any) -> None:
         self._nvim = nvim
         self._table: OfferTable | None = None
+        raise_fd_limit()
 
     @property
     def table(self) -> OfferTable:

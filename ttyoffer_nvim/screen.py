@@ -53,11 +53,24 @@ def _strip_decoration(text: str) -> str:
 
 
 class ScreenModel:
+    """Built on first use: an armed offer that never speaks costs no screen."""
+
     def __init__(self, rows: int, cols: int) -> None:
-        self._screen = pyte.Screen(cols, rows)
-        self._stream = pyte.ByteStream(self._screen)
+        self._size = (rows, cols)
+        self._model: tuple[pyte.Screen, pyte.ByteStream] | None = None
         self._pending = bytearray()
         self._overflowed = False
+
+    @property
+    def _screen(self) -> pyte.Screen:
+        return self._pyte()[0]
+
+    def _pyte(self) -> tuple[pyte.Screen, pyte.ByteStream]:
+        if self._model is None:
+            rows, cols = self._size
+            screen = pyte.Screen(cols, rows)
+            self._model = (screen, pyte.ByteStream(screen))
+        return self._model
 
     def feed(self, data: bytes) -> None:
         self._pending += data
@@ -66,18 +79,23 @@ class ScreenModel:
             self._overflowed = True
 
     def resize(self, rows: int, cols: int) -> None:
+        if self._model is None:
+            self._size = (rows, cols)
+            return
         self._flush()
         self._screen.resize(rows, cols)
 
     def _flush(self) -> None:
+        screen, stream = self._pyte()
         if self._overflowed:
-            self._screen.reset()
-            self._stream = pyte.ByteStream(self._screen)
+            screen.reset()
+            stream = pyte.ByteStream(screen)
+            self._model = (screen, stream)
             self._overflowed = False
         if self._pending:
             data = bytes(self._pending)
             self._pending.clear()
-            self._stream.feed(data)
+            stream.feed(data)
 
     def lines(self) -> list[str]:
         self._flush()

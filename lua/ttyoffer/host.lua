@@ -70,6 +70,37 @@ function M.python()
   return found
 end
 
+local CANDIDATES = { 'python3', 'python3.13', 'python3.12', 'python3.11', 'python3.10', 'python3.9', 'python' }
+
+--- Like M.python(), without blocking: probing interpreters runs each one, and
+--- the editor must not wait for that after startup.
+--- @param callback fun(python: string?, err: string?)
+function M.find_python(callback)
+  local prog = vim.g.python3_host_prog
+  if (prog and prog ~= '') or vim.fn.executable('pynvim-python') == 1 then
+    return callback(M.python())
+  end
+  local function try(i)
+    local exe = CANDIDATES[i]
+    if not exe then
+      return callback(nil, 'no Python 3 with pynvim found (set g:python3_host_prog)')
+    end
+    if vim.fn.executable(exe) ~= 1 then
+      return try(i + 1)
+    end
+    vim.system({ exe, '-c', 'import neovim' }, {}, function(out)
+      vim.schedule(function()
+        if out.code == 0 then
+          callback(vim.fn.exepath(exe))
+        else
+          try(i + 1)
+        end
+      end)
+    end)
+  end
+  try(1)
+end
+
 local function size()
   return require('ttyoffer.presenter').size()
 end
@@ -113,11 +144,23 @@ function M.start()
     M.state, M.error = 'failed', 'the remote plugin is not registered: run :UpdateRemotePlugins and restart'
     return false
   end
-  local python, err = M.python()
-  if not python then
-    M.state, M.error = 'failed', 'no python3 provider: ' .. tostring(err)
-    return false
-  end
+  M.state, M.error = 'starting', nil
+  M.find_python(function(python, err)
+    if M.state ~= 'starting' or M.job then
+      return
+    end
+    if not python then
+      M.state, M.error = 'failed', 'no python3 provider: ' .. tostring(err)
+      return
+    end
+    M.spawn(python, path)
+  end)
+  return true
+end
+
+--- @param python string
+--- @param path string the registered rplugin path
+function M.spawn(python, path)
   M.stderr = {}
   local argv = {
     python,
@@ -146,16 +189,15 @@ function M.start()
   })
   if not ok or job <= 0 then
     M.state, M.error = 'failed', 'cannot start ' .. python .. ': ' .. tostring(job)
-    return false
+    return
   end
-  M.job, M.chan, M.state = job, job, 'starting'
+  M.job, M.chan = job, job
   M.pid = vim.fn.jobpid(job)
   -- Queued in the pipe until the host has loaded the plugin; its answer
   -- (on_stock) is the signal that the host is up.
   local height, width = size()
   refilling = true
   pcall(vim.rpcnotify, job, 'ttyoffer_refill', STOCK_BATCH, height, width)
-  return true
 end
 
 --- The host went away: drop everything that lived in it.
