@@ -28,6 +28,11 @@ def test_child_writing_to_tty_is_presented_once_with_its_bytes(ed: Editor) -> No
     assert len(ed.events("TtyOfferPresent")) == 1
 
 
+def only_spares_left(ed: Editor) -> bool:
+    """The host holds no pty but the spare ones the editor keeps in stock."""
+    return len(ed.host_status()["offers"]) == ed.lua("return require('ttyoffer.host').stock_size()")
+
+
 def bang(ed: Editor, cmd: str, timeout: float = 20.0) -> dict:
     before = len(ed.events("TtyOfferBangDone"))
     ed.nvim.command("Bang " + cmd)
@@ -45,7 +50,7 @@ def test_bang_ls_shows_output_and_never_a_window(ed: Editor, tmp_path) -> None:
     messages = ed.nvim.command_output("messages")
     assert ":!ls" in messages and "visible.txt" in messages
     # The pty it held is gone from the host (only spare ones remain).
-    wait_until(lambda: all(o["pid"] == 0 for o in ed.host_status()["offers"]), what="offer released")
+    wait_until(lambda: only_spares_left(ed), what="offer released")
 
 
 def test_bang_reports_exit_status_like_bang(ed: Editor) -> None:
@@ -150,6 +155,9 @@ def test_off_behaves_exactly_as_stock(ed: Editor) -> None:
     env = run_collect(ed, "require('ttyoffer').jobstart", "echo GPG_TTY=${GPG_TTY-unset}")
     assert env == ["GPG_TTY=unset"]
     assert ed.events("TtyOfferPresent") == []
+    # Without options too (an empty table would not pass for a dictionary).
+    assert ed.lua("return vim.fn.jobwait({require('ttyoffer').jobstart({'true'})}, 5000)[1]") == 0
+    assert ed.lua("return vim.fn.jobwait({require('ttyoffer').jobstart('true')}, 5000)[1]") == 0
     ed.nvim.command("TtyOffer on")
     assert run_collect(ed, "require('ttyoffer').jobstart", "exec 3</dev/tty && echo has-a-tty") == [
         "has-a-tty"
@@ -233,7 +241,7 @@ def test_caller_stopping_the_job_closes_the_window_and_the_master(ed: Editor) ->
     close = ed.wait_event("TtyOfferClose")[0]["data"]
     assert close["reason"] == "exited"
     assert ed.float_wins() == []
-    wait_until(lambda: all(o["pid"] == 0 for o in ed.host_status()["offers"]), what="master closed")
+    wait_until(lambda: only_spares_left(ed), what="master closed")
 
 
 def test_child_exiting_with_the_window_open_shows_the_exit_then_closes(ed: Editor) -> None:
@@ -255,7 +263,7 @@ def test_no_fd_left_in_the_host(ed: Editor) -> None:
         return status["fds"] - 2 * len(status["offers"])
 
     bang(ed, "true")
-    wait_until(lambda: all(o["pid"] == 0 for o in ed.host_status()["offers"]), what="release")
+    wait_until(lambda: only_spares_left(ed), what="release")
     baseline = settled_fds()
     for _ in range(3):
         bang(ed, "true")

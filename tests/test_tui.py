@@ -35,7 +35,9 @@ def tui(sandbox: Sandbox, tmp_path: Path) -> Iterator[tuple[Tui, Editor]]:
 def test_prompt_float_in_the_tui(tui: tuple[Tui, Editor]) -> None:
     term, ed = tui
     term.type(":Bang printf 'Passphrase: ' > /dev/tty; read p < /dev/tty; echo \"got $p\"\r")
-    lines = term.wait_text("│Passphrase:")
+    term.wait_text("│Passphrase:")
+    # The title names the prompt once the screen has been read.
+    lines = term.wait_text("— Passphrase")
     # Centered: the frame's corners sit where the float geometry puts them.
     top = next(i for i, line in enumerate(lines) if "╭" in line)
     bottom = next(i for i, line in enumerate(lines) if "╰" in line)

@@ -4,6 +4,8 @@ configuration, :! expansion), in a bare Neovim with no host and no plugins."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+import os
+import subprocess
 from typing import Any
 
 import pynvim
@@ -53,44 +55,67 @@ def test_skip_table(
     assert reason == expected
 
 
-ENV = "local o, s, t = ... return require('ttyoffer.spawn').env(o, s, t)"
+CMD = "local c, s, sh, f, o = ... return require('ttyoffer.spawn').command(c, s, {shell = sh, shellcmdflag = f}, o)"
 
 
-def test_env_gpg_tty_beats_an_inherited_one(lua: Any) -> None:
-    assert lua(ENV, {}, "/dev/pts/7", "xterm") == {"GPG_TTY": "/dev/pts/7"}
+def child_env(
+    lua: Any, inherited: dict[str, str], opts: dict | None = None, string: bool = False
+) -> dict[str, str]:
+    """Run the real wrapped command (with /dev/null standing in for the pty)
+    and return the environment the child ends up with."""
+    if string:
+        cmd = lua(CMD, "env", "/dev/null", "/bin/sh", "-c", opts or {})
+        argv = ["/bin/sh", "-c", cmd]
+    else:
+        argv = lua(CMD, ["env"], "/dev/null", "/bin/sh", "-c", opts or {})
+    env = {"PATH": os.environ["PATH"], **inherited, **((opts or {}).get("env") or {})}
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
 
-def test_env_caller_gpg_tty_stays(lua: Any) -> None:
-    env = lua(ENV, {"env": {"GPG_TTY": "/dev/pts/1", "X": "y"}}, "/dev/pts/7", "xterm")
-    assert env == {"GPG_TTY": "/dev/pts/1", "X": "y"}
+@pytest.mark.parametrize("string", [False, True], ids=["list", "string"])
+def test_env_gpg_tty_beats_an_inherited_one(lua: Any, string: bool) -> None:
+    env = child_env(lua, {"GPG_TTY": "/dev/pts/999", "TERM": "xterm"}, string=string)
+    assert env["GPG_TTY"] == "/dev/null"
+    assert env["TERM"] == "xterm"
 
 
-def test_env_term_only_when_absent(lua: Any) -> None:
-    assert lua(ENV, {}, "/dev/pts/7", None)["TERM"] == "xterm-256color"
-    assert lua(ENV, {}, "/dev/pts/7", "")["TERM"] == "xterm-256color"
-    assert "TERM" not in lua(ENV, {}, "/dev/pts/7", "screen")
-    assert lua(ENV, {"env": {"TERM": "dumb"}}, "/dev/pts/7", None)["TERM"] == "dumb"
-    # clear_env: nothing is inherited, so the child would have no TERM.
-    assert lua(ENV, {"clear_env": True}, "/dev/pts/7", "screen")["TERM"] == "xterm-256color"
+@pytest.mark.parametrize("string", [False, True], ids=["list", "string"])
+def test_env_caller_gpg_tty_stays(lua: Any, string: bool) -> None:
+    env = child_env(lua, {"GPG_TTY": "/dev/pts/999"}, {"env": {"GPG_TTY": "/dev/pts/1", "X": "y"}}, string)
+    assert env["GPG_TTY"] == "/dev/pts/1"
+    assert env["X"] == "y"
 
 
-def test_env_does_not_mutate_the_callers_table(lua: Any) -> None:
-    assert lua(
-        "local o = {env = {A = '1'}} require('ttyoffer.spawn').env(o, '/dev/pts/3', nil) return o"
-    ) == {"env": {"A": "1"}}
+@pytest.mark.parametrize("string", [False, True], ids=["list", "string"])
+def test_env_term_only_when_absent(lua: Any, string: bool) -> None:
+    assert child_env(lua, {}, string=string)["TERM"] == "xterm-256color"
+    assert child_env(lua, {"TERM": ""}, string=string)["TERM"] == "xterm-256color"
+    assert child_env(lua, {"TERM": "screen"}, string=string)["TERM"] == "screen"
+    assert child_env(lua, {}, {"env": {"TERM": "dumb"}}, string)["TERM"] == "dumb"
 
 
-CMD = "local c, s, sh, f = ... return require('ttyoffer.spawn').command(c, s, {shell = sh, shellcmdflag = f})"
+def test_prologue_does_not_mutate_the_callers_table(lua: Any) -> None:
+    opts = "local o = {env = {A = '1'}, cwd = '/'} "
+    code = (
+        opts
+        + "require('ttyoffer.spawn').command({'true'}, '/dev/pts/3', {shell = 'sh', shellcmdflag = '-c'}, o) return o"
+    )
+    assert lua(code) == {"env": {"A": "1"}, "cwd": "/"}
 
 
 def test_list_command_runs_under_the_sh_prologue(lua: Any) -> None:
     argv = lua(CMD, ["git", "commit", "-S"], "/dev/pts/4", "/bin/bash", "-c")
-    assert argv == ["/bin/sh", "-c", 'exec 3<>"$0" 3>&-; exec "$@"', "/dev/pts/4", "git", "commit", "-S"]
+    assert argv[:2] == ["/bin/sh", "-c"]
+    assert argv[2].startswith('exec 3<>"$0" 3>&-; ') and argv[2].endswith('exec "$@"')
+    assert argv[3:] == ["/dev/pts/4", "git", "commit", "-S"]
 
 
 @pytest.mark.parametrize("shell", ["/bin/sh", "bash", "/usr/bin/zsh", "dash", "/bin/ksh -l"])
 def test_posix_shell_string_joins_the_prologue(lua: Any, shell: str) -> None:
-    assert lua(CMD, "ls -l", "/dev/pts/4", shell, "-c") == "exec 3<>'/dev/pts/4' 3>&-; ls -l"
+    cmd = lua(CMD, "ls -l", "/dev/pts/4", shell, "-c")
+    assert cmd.startswith("exec 3<>'/dev/pts/4' 3>&-; GPG_TTY='/dev/pts/4'; export GPG_TTY; ")
+    assert cmd.endswith("; ls -l")
 
 
 @pytest.mark.parametrize(
@@ -98,7 +123,7 @@ def test_posix_shell_string_joins_the_prologue(lua: Any, shell: str) -> None:
 )
 def test_other_shells_run_under_the_list_prologue(lua: Any, shell: str, flag: str) -> None:
     argv = lua(CMD, "ls -l", "/dev/pts/4", shell, flag)
-    assert argv[:4] == ["/bin/sh", "-c", 'exec 3<>"$0" 3>&-; exec "$@"', "/dev/pts/4"]
+    assert argv[:2] == ["/bin/sh", "-c"] and argv[3] == "/dev/pts/4"
     assert argv[4:] == [*shell.split(), flag, "ls -l"]
 
 

@@ -96,8 +96,6 @@ class TtyOfferHost:
         offers = [
             {
                 "id": o.id,
-                "pid": o.pid,
-                "title": o.title,
                 "state": o.state.value,
                 "prompt": o.last_prompt,
                 "tty": o.slave_path,
@@ -118,9 +116,6 @@ class TtyOfferHost:
             self._nvim.exec_lua(_LUA_STOCK, ptys, error, async_=True)
         except Exception:
             log.debug("ttyoffer: could not return ptys to the editor")
-
-    def bind(self, offer_id: int, title: str, pid: int) -> None:
-        self.table.bind(int(offer_id), str(title), int(pid))
 
     def release(self, offer_id: int) -> None:
         self.table.release(int(offer_id))

@@ -31,8 +31,12 @@ from .ptys import Pty, PtyEOF, open_pty, read_available, set_winsize
 from .screen import ScreenModel
 
 READ_SIZE = 65536
-# How often the prompt shown in the title may be recomputed while output flows.
-PROMPT_INTERVAL = 0.05
+# A pty hands out at most a few KB per read; up to this much is gathered per
+# message to the editor, so a flood costs few messages.
+BATCH_SIZE = 256 * 1024
+# The prompt in the title is recomputed once output has paused this long:
+# a question is asked and then waited on; a flood is not a question.
+PROMPT_QUIET = 0.05
 # Unwritten input kept per offer before further keys are dropped.
 MAX_PENDING_INPUT = 1024 * 1024
 
@@ -65,8 +69,6 @@ class Offer:
     rows: int
     cols: int
     screen: ScreenModel
-    title: str = ""
-    pid: int = 0
     state: State = State.ARMED
     last_prompt: str = ""
     released: bool = False
@@ -96,11 +98,6 @@ class OfferTable:
         self._offers[offer.id] = offer
         self._loop.add_reader(pty.master, self._on_readable, offer)
         return offer
-
-    def bind(self, offer_id: int, title: str, pid: int) -> None:
-        offer = self._offers.get(offer_id)
-        if offer is not None:
-            offer.title, offer.pid = title, pid
 
     def release(self, offer_id: int) -> None:
         """The command ended: nothing can ask any more. Show what is left, close."""
@@ -188,12 +185,23 @@ class OfferTable:
         if offer.state is State.ARMED:
             self._read_once(offer)
             return
-        try:
-            data = read_available(offer.pty.master, READ_SIZE)
-        except (PtyEOF, OSError):
+        chunks: list[bytes] = []
+        size = 0
+        eof = False
+        while size < BATCH_SIZE:
+            try:
+                data = read_available(offer.pty.master, READ_SIZE)
+            except (PtyEOF, OSError):
+                eof = True
+                break
+            if not data:
+                break
+            chunks.append(data)
+            size += len(data)
+        if eof:
             self._loop.remove_reader(offer.pty.master)
-            return
-        if data:
+        if chunks:
+            data = b"".join(chunks)
             offer.screen.feed(data)
             self._presenter.output(offer, data)
             self._schedule_prompt(offer)
@@ -210,8 +218,10 @@ class OfferTable:
         self._loop.remove_reader(offer.pty.master)
         offer.state = State.PRESENTED
         offer.screen.feed(data)
-        offer.last_prompt = offer.screen.prompt()
-        self._presenter.present(offer, data, offer.last_prompt)
+        # The window first; the prompt for its title follows (parsing the
+        # screen costs milliseconds the user would wait for the window).
+        self._presenter.present(offer, data, "")
+        self._schedule_prompt(offer)
         return True
 
     def _drain(self, offer: Offer) -> None:
@@ -227,8 +237,9 @@ class OfferTable:
             self._presenter.output(offer, data)
 
     def _schedule_prompt(self, offer: Offer) -> None:
-        if offer.prompt_timer is None:
-            offer.prompt_timer = self._loop.call_later(PROMPT_INTERVAL, self._update_prompt, offer)
+        if offer.prompt_timer is not None:
+            offer.prompt_timer.cancel()
+        offer.prompt_timer = self._loop.call_later(PROMPT_QUIET, self._update_prompt, offer)
 
     def _update_prompt(self, offer: Offer) -> None:
         offer.prompt_timer = None

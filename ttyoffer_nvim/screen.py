@@ -13,8 +13,9 @@ import unicodedata
 import pyte
 
 # Past this many unparsed bytes only the tail is kept: what is on screen after
-# a flood is what the tail drew, and parsing all of it would cap throughput.
-TAIL_LIMIT = 64 * 1024
+# a flood is what the tail drew, and parsing all of it would cap throughput
+# (pyte parses some hundreds of KB a second). A full curses screen is a few KB.
+TAIL_LIMIT = 8 * 1024
 PROMPT_MAX = 60
 
 # What a text UI draws around an input field: frame lines, and after the

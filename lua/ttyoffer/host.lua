@@ -249,8 +249,10 @@ function M.take()
   end
   local entry = table.remove(stock)
   if not entry then
+    -- A whole batch: a loop of spawns that never yields to the event loop
+    -- (jobstart + jobwait) gets one round trip per batch, not per spawn.
     local height, width = size()
-    local ok, answer = pcall(vim.rpcrequest, M.chan, 'ttyoffer_open', 1, height, width)
+    local ok, answer = pcall(vim.rpcrequest, M.chan, 'ttyoffer_open', STOCK_BATCH, height, width)
     if not ok then
       M.tell_once('open:' .. tostring(answer), 'cannot get a pty from the host: ' .. tostring(answer))
       return nil
@@ -258,10 +260,11 @@ function M.take()
     if answer.error ~= '' then
       M.tell_once('alloc:' .. answer.error, answer.error .. '; commands run without an offer until ptys can be had')
     end
-    entry = answer.ptys[1]
+    entry = table.remove(answer.ptys, 1)
     if not entry then
       return nil
     end
+    vim.list_extend(stock, answer.ptys)
   end
   if #stock < STOCK_LOW then
     request_stock()

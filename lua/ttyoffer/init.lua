@@ -112,15 +112,19 @@ end
 --- @param opts table?
 --- @return integer job id, 0 for invalid arguments, -1 if not executable
 function M.jobstart(cmd, opts)
-  local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
-  if not valid or (opts ~= nil and type(opts) ~= 'table') or not executable(cmd, opts) then
-    -- jobstart() itself reports the error and returns 0 or -1, exactly as stock.
+  local function plain()
+    -- Exactly the caller's call (an empty table of ours would not even be
+    -- taken for a dictionary).
     if opts == nil then
       return vim.fn.jobstart(cmd)
     end
     return vim.fn.jobstart(cmd, opts)
   end
-  opts = opts or {}
+  local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
+  if not valid or (opts ~= nil and type(opts) ~= 'table') or not executable(cmd, opts) then
+    -- jobstart() itself reports the error and returns 0 or -1, exactly as stock.
+    return plain()
+  end
   local reason = spawn.skip_reason(opts, {
     enabled = config.current.enabled,
     host_ready = host.ready(),
@@ -138,15 +142,14 @@ function M.jobstart(cmd, opts)
   end
   if reason then
     count_skip(reason)
-    return vim.fn.jobstart(cmd, opts)
+    return plain()
   end
 
   local wrapped = {}
-  for k, v in pairs(opts) do
+  for k, v in pairs(opts or {}) do
     wrapped[k] = v
   end
-  wrapped.env = spawn.env(opts, slave, vim.env.TERM)
-  local user_exit = opts.on_exit
+  local user_exit = opts and opts.on_exit
   local record --- @type ttyoffer.Record?
   wrapped.on_exit = function(job_id, code, event)
     host.notify('ttyoffer_release', offer_id)
@@ -162,19 +165,18 @@ function M.jobstart(cmd, opts)
       return user_exit(job_id, code, event)
     end
   end
-  local shell = { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag }
-  local ok, job = pcall(vim.fn.jobstart, spawn.command(cmd, slave, shell), wrapped)
+  local shell = type(cmd) == 'string' and { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag } or nil
+  local ok, job = pcall(vim.fn.jobstart, spawn.command(cmd, slave, shell, opts), wrapped)
   if not ok or job <= 0 then
     host.notify('ttyoffer_dismiss', offer_id)
     count_skip('spawn failed')
     -- Whatever went wrong, the command gets the start it would have had.
-    return vim.fn.jobstart(cmd, opts)
+    return plain()
   end
   local pid = vim.fn.jobpid(job)
   record = { id = offer_id, job = job, pid = pid, title = spawn.title(cmd), state = 'armed' }
   records[offer_id] = record
   live = live + 1
-  host.notify('ttyoffer_bind', offer_id, record.title, pid)
   return job
 end
 

@@ -16,6 +16,10 @@ local host = require('ttyoffer.host')
 --- @field closing boolean?
 --- @field focus_returned boolean?
 
+--- Benchmarks set this to see when relayed bytes reach a window.
+--- @type fun(id: integer, data: string)?
+M.trace = nil
+
 local queue = {} --- @type ttyoffer.Shown[]  waiting, in arrival order
 local current = nil --- @type ttyoffer.Shown?
 local waiting_for_mode = false
@@ -196,23 +200,25 @@ local function close(entry, reason)
   end)
 end
 
+local WINHIGHLIGHT =
+  'Normal:TtyOfferNormal,NormalFloat:TtyOfferNormal,FloatBorder:TtyOfferBorder,FloatTitle:TtyOfferTitle'
+
 local function open(entry)
   entry.prev_win = api.nvim_get_current_win()
   entry.prev_mode = api.nvim_get_mode().mode
+  -- A scratch buffer: no swap file; a terminal keeps no undo; wiped on close.
   local buf = api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = 'wipe'
-  vim.bo[buf].swapfile = false
-  vim.bo[buf].undolevels = -1
+  entry.buf = buf
+  current = entry
   local config = geometry()
   config.style = 'minimal'
   config.border = cfg().float.border
   config.zindex = 200
-  entry.buf = buf
+  config.title = { { title_text(entry), 'TtyOfferTitle' } }
+  config.title_pos = 'center'
   entry.win = api.nvim_open_win(buf, true, config)
-  current = entry
-  vim.wo[entry.win].winhighlight =
-    'Normal:TtyOfferNormal,NormalFloat:TtyOfferNormal,FloatBorder:TtyOfferBorder,FloatTitle:TtyOfferTitle'
-  refresh_title()
+  vim.wo[entry.win].winhighlight = WINHIGHLIGHT
   -- The window exists first, so the terminal starts at its final size.
   local id = entry.id
   entry.chan = api.nvim_open_term(buf, {
@@ -224,6 +230,10 @@ local function open(entry)
   api.nvim_chan_send(entry.chan, entry.first)
   entry.first = ''
   host.notify('ttyoffer_attach', id, config.height, config.width)
+  offers().set_state(id, 'shown')
+  vim.cmd.startinsert()
+  event('TtyOfferPresent', entry)
+
   local key = cfg().keys.dismiss
   if key then
     vim.keymap.set('t', key, function()
@@ -243,9 +253,6 @@ local function open(entry)
       end)
     end,
   })
-  offers().set_state(id, 'shown')
-  vim.cmd.startinsert()
-  event('TtyOfferPresent', entry)
 end
 
 show_next = function()
@@ -289,6 +296,9 @@ function M.on_host_event(kind, id, data, prompt)
   elseif kind == 'output' then
     if current and current.id == id and current.chan then
       api.nvim_chan_send(current.chan, data)
+      if M.trace then
+        M.trace(id, data)
+      end
     end
   elseif kind == 'prompt' then
     local entry = find(id)

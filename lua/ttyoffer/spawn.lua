@@ -3,9 +3,18 @@
 local M = {}
 
 -- A jobstart() child is a session leader without a controlling terminal, so
--- opening a tty without O_NOCTTY makes it the controlling one. The shell opens
--- the slave ($0) on fd 3, closes it again, and becomes the command.
-M.LIST_PROLOGUE = 'exec 3<>"$0" 3>&-; exec "$@"'
+-- opening a tty without O_NOCTTY makes it the controlling one: the shell opens
+-- the slave on fd 3 and closes it again.
+--
+-- The environment is set here too rather than through jobstart()'s `env`,
+-- which would make Neovim copy and rebuild its whole environment for every
+-- spawn. Assigned inside the child, GPG_TTY comes after everything inherited
+-- or passed in `env`, so a stale inherited one loses; TERM is only supplied
+-- when the child would have none (absent or empty), whatever `env` and
+-- `clear_env` made of it.
+local TAKE_TTY = 'exec 3<>%s 3>&-; '
+local SET_GPG_TTY = 'GPG_TTY=%s; export GPG_TTY; '
+local DEFAULT_TERM = '[ -n "${TERM-}" ] || { TERM=xterm-256color; export TERM; }; '
 
 -- Shells whose syntax takes the prologue as a prefix of the command string,
 -- so string commands cost no extra exec.
@@ -48,29 +57,17 @@ function M.skip_reason(opts, ctx)
   return nil
 end
 
---- Environment for the child: the caller's `env` plus GPG_TTY and TERM.
---- GPG_TTY goes after the caller's entries (jobstart() merges `env` over the
---- inherited environment) so a stale inherited one loses, unless the caller
---- named GPG_TTY; TERM is only supplied where the child would have none.
+--- Shell code that makes `tty` the controlling terminal and sets GPG_TTY
+--- (unless the caller's `env` names it) and TERM (when the child has none).
+--- @param tty string shell word for the slave path ('"$0"' or a quoted path)
 --- @param opts table? the caller's jobstart() options
---- @param slave string path of the pty slave
---- @param inherited_term string? TERM of the editor's own environment
---- @return table<string,string>
-function M.env(opts, slave, inherited_term)
-  opts = opts or {}
-  local env = {}
-  for key, value in pairs(opts.env or {}) do
-    env[key] = value
+--- @return string
+function M.prologue(tty, opts)
+  local code = TAKE_TTY:format(tty)
+  if not (opts and type(opts.env) == 'table' and opts.env.GPG_TTY ~= nil) then
+    code = code .. SET_GPG_TTY:format(tty)
   end
-  if env.GPG_TTY == nil then
-    env.GPG_TTY = slave
-  end
-  local inherited = type(inherited_term) == 'string' and inherited_term ~= ''
-  local has_term = env.TERM ~= nil or (not opts.clear_env and inherited)
-  if not has_term then
-    env.TERM = 'xterm-256color'
-  end
-  return env
+  return code .. DEFAULT_TERM
 end
 
 --- The basename of the program 'shell' starts.
@@ -90,12 +87,14 @@ end
 --- The command jobstart() is given instead of `cmd`.
 --- @param cmd string|string[]
 --- @param slave string
---- @param shell {shell: string, shellcmdflag: string}
+--- @param shell {shell: string, shellcmdflag: string}? needed for string commands
+--- @param opts table? the caller's jobstart() options
 --- @return string|string[]
-function M.command(cmd, slave, shell)
+function M.command(cmd, slave, shell, opts)
   if type(cmd) == 'string' then
+    assert(shell, 'string commands need the shell options')
     if M.is_posix_shell(shell.shell) then
-      return 'exec 3<>' .. vim.fn.shellescape(slave) .. ' 3>&-; ' .. cmd
+      return M.prologue(vim.fn.shellescape(slave), opts) .. cmd
     end
     -- Any other shell (fish, nu, xonsh…) runs under the list prologue, with
     -- the argv jobstart() itself would have built.
@@ -104,7 +103,8 @@ function M.command(cmd, slave, shell)
     table.insert(argv, cmd)
     cmd = argv
   end
-  local argv = { '/bin/sh', '-c', M.LIST_PROLOGUE, slave }
+  -- The slave is $0 and the command "$@": no quoting of the command at all.
+  local argv = { '/bin/sh', '-c', M.prologue('"$0"', opts) .. 'exec "$@"', slave }
   return vim.list_extend(argv, cmd)
 end
 

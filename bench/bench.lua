@@ -1,0 +1,178 @@
+-- Benchmarks that run inside the editor, timed with its own clock
+-- (vim.uv.hrtime, CLOCK_MONOTONIC like Python's time.monotonic_ns).
+-- Each returns raw samples in milliseconds; bench/run.py does the statistics.
+local B = {}
+
+local hrtime = vim.uv.hrtime
+local ttyoffer = require('ttyoffer')
+
+local function ms(ns)
+  return ns / 1e6
+end
+
+--- Sequential spawn + jobwait of `true`, plain and through the offer,
+--- alternating which goes first so drift hits both alike.
+--- @param n integer
+--- @param kind 'list'|'string'
+function B.spawn(n, kind)
+  local cmd = kind == 'list' and { 'true' } or 'true'
+  local fns = { plain = vim.fn.jobstart, offer = ttyoffer.jobstart }
+  local samples = { plain = {}, offer = {} }
+  for i = 1, n do
+    local order = i % 2 == 0 and { 'plain', 'offer' } or { 'offer', 'plain' }
+    for _, name in ipairs(order) do
+      local t0 = hrtime()
+      local job = fns[name](cmd)
+      vim.fn.jobwait({ job }, 10000)
+      table.insert(samples[name], ms(hrtime() - t0))
+    end
+    -- Let the host's refills and releases land, as between user commands.
+    if i % 16 == 0 then
+      vim.wait(0)
+    end
+  end
+  return samples
+end
+
+--- Start `n` commands that hold an offer and never use it.
+function B.idle(n, argv)
+  local jobs = {}
+  for _ = 1, n do
+    table.insert(jobs, ttyoffer.jobstart(argv or { 'sleep', '600' }))
+  end
+  return jobs
+end
+
+function B.stop(jobs)
+  for _, job in ipairs(jobs) do
+    vim.fn.jobstop(job)
+  end
+  vim.fn.jobwait(jobs, 10000)
+  vim.wait(5000, function()
+    return #ttyoffer.offers() == 0
+  end)
+end
+
+local function wait_event(pattern, timeout)
+  local fired = nil
+  local id = vim.api.nvim_create_autocmd('User', {
+    pattern = pattern,
+    once = true,
+    callback = function(ev)
+      fired = { hrtime(), ev.data }
+    end,
+  })
+  return function()
+    vim.wait(timeout or 10000, function()
+      return fired ~= nil
+    end)
+    pcall(vim.api.nvim_del_autocmd, id)
+    return fired
+  end
+end
+
+--- From the child's first write to /dev/tty until those bytes are in the
+--- float's terminal (TtyOfferPresent fires right after they are handed over).
+--- @param trials integer
+--- @param python string
+function B.time_to_prompt(trials, python)
+  local script = table.concat({
+    'import os, time',
+    "fd = os.open('/dev/tty', os.O_RDWR)",
+    't = time.monotonic_ns()',
+    "os.write(fd, b'Password: ')",
+    'print(t, flush=True)',
+    'os.read(fd, 1)',
+  }, '\n')
+  local samples = {}
+  for _ = 1, trials do
+    local written
+    local presented = wait_event('TtyOfferPresent')
+    local job = ttyoffer.jobstart({ python, '-I', '-S', '-c', script }, {
+      on_stdout = function(_, data)
+        written = written or tonumber(data[1])
+      end,
+    })
+    local fired = presented()
+    vim.wait(5000, function()
+      return written ~= nil
+    end)
+    if fired and written then
+      table.insert(samples, ms(fired[1] - written))
+    end
+    local closed = wait_event('TtyOfferClose')
+    ttyoffer.dismiss()
+    closed()
+    vim.fn.jobwait({ job }, 5000)
+  end
+  return samples
+end
+
+--- Relay `path` through a float and through a native :terminal of the same
+--- size; milliseconds from spawn to the last byte shown, per round.
+function B.throughput(path, rounds)
+  local height, width = require('ttyoffer.presenter').size()
+  local samples = { native = {}, offer = {} }
+  for round = 1, rounds do
+    local order = round % 2 == 0 and { 'native', 'offer' } or { 'offer', 'native' }
+    for _, name in ipairs(order) do
+      local t0 = hrtime()
+      if name == 'native' then
+        local buf = vim.api.nvim_create_buf(false, true)
+        local win = vim.api.nvim_open_win(buf, true, {
+          relative = 'editor',
+          row = 1,
+          col = 1,
+          width = width,
+          height = height,
+        })
+        local done = false
+        vim.fn.jobstart({ 'cat', path }, {
+          term = true,
+          on_exit = function()
+            done = true
+          end,
+        })
+        vim.wait(120000, function()
+          return done
+        end)
+        table.insert(samples.native, ms(hrtime() - t0))
+        vim.api.nvim_win_close(win, true)
+        vim.api.nvim_buf_delete(buf, { force = true })
+      else
+        local closed = wait_event('TtyOfferClose', 120000)
+        ttyoffer.jobstart({ 'sh', '-c', 'cat "$1" > /dev/tty', 'sh', path })
+        local fired = closed()
+        table.insert(samples.offer, ms((fired and fired[1] or hrtime()) - t0))
+      end
+    end
+  end
+  return samples
+end
+
+--- Install a trace of relayed bytes for the keystroke round trip.
+function B.trace_echoes()
+  _G.bench_echoes = {}
+  require('ttyoffer.presenter').trace = function(_, data)
+    table.insert(_G.bench_echoes, { hrtime(), data })
+  end
+end
+
+function B.untrace()
+  require('ttyoffer.presenter').trace = nil
+end
+
+--- @param n integer commands run one after another through the offer
+function B.churn(n)
+  for i = 1, n do
+    vim.fn.jobwait({ ttyoffer.jobstart({ 'true' }) }, 10000)
+    if i % 16 == 0 then
+      vim.wait(0)
+    end
+  end
+  vim.wait(5000, function()
+    return #ttyoffer.offers() == 0
+  end)
+end
+
+return B

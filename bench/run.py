@@ -1,0 +1,380 @@
+"""ttyoffer benchmarks: the embedded headless Neovim, the real remote-plugin host.
+
+Every figure is a ratio against a baseline measured in the same run, or a
+distribution over many trials: the machine is shared and noisy, so no single
+absolute time is a result. Prints a table and writes the figures as JSON.
+
+    scripts/bench            # full size
+    scripts/bench --small    # the size CI runs, so the suite cannot rot
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
+
+from harness import Editor, Sandbox, editor, nvim_binary, wait_until  # noqa: E402
+
+BENCH_LUA = ROOT / "bench" / "bench.lua"
+
+
+@dataclass
+class Size:
+    spawns: int
+    prompts: int
+    idle_during_prompts: int
+    keystrokes: int
+    relay_mb: int
+    relay_rounds: int
+    idle: int
+    churn: int
+    startups: int
+
+
+FULL = Size(500, 200, 200, 200, 25, 3, 1000, 10000, 20)
+SMALL = Size(40, 10, 20, 10, 1, 1, 50, 200, 3)
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def dist(samples: list[float]) -> dict[str, float]:
+    return {"p50": pct(samples, 50), "p99": pct(samples, 99), "n": len(samples)}
+
+
+def proc_rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def proc_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+class Bench:
+    def __init__(self, ed: Editor, size: Size, workdir: Path) -> None:
+        self.ed = ed
+        self.size = size
+        self.workdir = workdir
+        ed.lua("_G.B = dofile(...)", str(BENCH_LUA))
+        ed.lua("require('ttyoffer').setup({max_offers = 5000, float = {close_delay = 0}})")
+
+    def lua(self, code: str, *args: Any) -> Any:
+        return self.ed.lua(code, *args)
+
+    def host_pid(self) -> int:
+        return self.lua("return require('ttyoffer.host').pid")
+
+    def nvim_pid(self) -> int:
+        return self.lua("return vim.fn.getpid()")
+
+    # -- figures -------------------------------------------------------------
+
+    def spawn(self, kind: str) -> dict[str, Any]:
+        self.lua("B.spawn(10, ...)", kind)  # warm-up: modules, stock, caches
+        samples = self.lua("return B.spawn(...)", self.size.spawns, kind)
+        plain, offer = samples["plain"], samples["offer"]
+        return {
+            "ratio_p50": statistics.median(offer) / statistics.median(plain),
+            "plain_ms": dist(plain),
+            "offer_ms": dist(offer),
+        }
+
+    def time_to_prompt(self) -> dict[str, Any]:
+        idle = self.lua("return B.idle(...)", self.size.idle_during_prompts)
+        try:
+            samples = self.lua("return B.time_to_prompt(...)", self.size.prompts, sys.executable)
+        finally:
+            self.lua("B.stop(...)", idle)
+        return {"ms": dist(samples), "idle_offers": len(idle)}
+
+    def keystroke(self) -> dict[str, Any]:
+        script = (
+            "import os, tty\n"
+            "fd = os.open('/dev/tty', os.O_RDWR)\n"
+            "tty.setraw(fd)\n"
+            "os.write(fd, b'echo> ')\n"
+            "while True:\n"
+            "    c = os.read(fd, 1)\n"
+            "    if not c or c == b'q': break\n"
+            "    os.write(fd, c)\n"
+        )
+        ed = self.ed
+        job = self.lua("return require('ttyoffer').jobstart(...)", [sys.executable, "-I", "-S", "-c", script])
+        wait_until(lambda: ed.mode() == "t", 10, "terminal mode in the float")
+        self.lua("B.trace_echoes()")
+        samples = []
+        try:
+            for i in range(self.size.keystrokes):
+                key = "abcdefghijklmnop"[i % 16]
+                before = len(self.lua("return _G.bench_echoes"))
+                t0 = time.monotonic_ns()
+                ed.nvim.input(key)
+                echoes = wait_until(
+                    lambda n=before: (lambda e: e if len(e) > n else None)(
+                        self.lua("return _G.bench_echoes")
+                    ),
+                    10,
+                    "the echo",
+                )
+                samples.append((echoes[before][0] - t0) / 1e6)
+        finally:
+            self.lua("B.untrace()")
+            ed.nvim.input("q")
+            self.lua("vim.fn.jobwait({...}, 5000)", job)
+            wait_until(lambda: not ed.float_wins(), 10, "the float to close")
+        return {"ms": dist(samples)}
+
+    def throughput(self) -> dict[str, Any]:
+        path = self.workdir / "relay.txt"
+        line = b"%08d the quick brown fox jumps over the lazy dog 0123456789 abcdefghijklmnopqrstuvwxyz\n"
+        with path.open("wb") as f:
+            for i in range(self.size.relay_mb * 1024 * 1024 // len(line % 0)):
+                f.write(line % i)
+        megabytes = path.stat().st_size / 1e6
+        samples = self.lua("return B.throughput(...)", str(path), self.size.relay_rounds)
+        native, offer = statistics.median(samples["native"]), statistics.median(samples["offer"])
+        return {
+            "ratio": native / offer,
+            "mb": megabytes,
+            "native_mb_s": megabytes / (native / 1000),
+            "offer_mb_s": megabytes / (offer / 1000),
+        }
+
+    def idle_cost(self) -> dict[str, Any]:
+        host = self.host_pid()
+        self.lua("B.stop(B.idle(20))")  # warm the allocator and the stock
+        rss0, fds0 = proc_rss_kb(host), self.settled_host_fds()
+        jobs = self.lua("return B.idle(...)", self.size.idle)
+        wait_until(lambda: self.lua("return #require('ttyoffer').offers()") == len(jobs), 30, "all armed")
+        rss1, fds1 = proc_rss_kb(host), proc_fds(host)
+        self.lua("B.stop(...)", jobs)
+        fds2 = self.settled_host_fds()
+        return {
+            "offers": len(jobs),
+            "host_kb_per_offer": (rss1 - rss0) / len(jobs),
+            "host_fds_per_offer": (fds1 - fds0) / len(jobs),
+            "host_fds_left_after": fds2 - fds0,
+        }
+
+    def settled_host_fds(self) -> int:
+        """Host descriptors other than the spare ptys (two each), once stable."""
+
+        def sample() -> int:
+            status = self.lua("return require('ttyoffer.host').request('ttyoffer_status')")
+            return status["fds"] - 2 * len(status["offers"])
+
+        last = sample()
+        for _ in range(50):
+            self.lua("vim.wait(20)")
+            now = sample()
+            if now == last:
+                return now
+            last = now
+        return last
+
+    def churn(self) -> dict[str, Any]:
+        host, nvim = self.host_pid(), self.nvim_pid()
+        self.lua("B.churn(...)", min(1000, self.size.churn))  # warm-up to a steady state
+        before = (proc_rss_kb(host), self.settled_host_fds(), proc_rss_kb(nvim), proc_fds(nvim))
+        t0 = time.monotonic()
+        self.lua("B.churn(...)", self.size.churn)
+        seconds = time.monotonic() - t0
+        after = (proc_rss_kb(host), self.settled_host_fds(), proc_rss_kb(nvim), proc_fds(nvim))
+        return {
+            "commands": self.size.churn,
+            "seconds": seconds,
+            "host_rss_kb_delta": after[0] - before[0],
+            "host_fds_delta": after[1] - before[1],
+            "nvim_rss_kb_delta": after[2] - before[2],
+            "nvim_fds_delta": after[3] - before[3],
+        }
+
+
+def startup(sandbox: Sandbox, rounds: int) -> dict[str, Any]:
+    """--startuptime with and without the plugin on 'runtimepath'."""
+    bare = sandbox.base / "bare.lua"
+    bare.write_text(f"vim.g.python3_host_prog = {sys.executable!r}\n")
+    log = sandbox.base / "startup.log"
+
+    def started(init: Path) -> float:
+        log.unlink(missing_ok=True)
+        argv = [nvim_binary(), "--headless", "--startuptime", str(log), "-u", str(init), "+qa!"]
+        subprocess.run(argv, env=sandbox.env, check=True, capture_output=True, timeout=60)
+        last = [line for line in log.read_text().splitlines() if "NVIM STARTED" in line][-1]
+        return float(last.split()[0])
+
+    with_plugin, without = [], []
+    for i in range(rounds):
+        for name in ("with", "without") if i % 2 else ("without", "with"):
+            (with_plugin if name == "with" else without).append(
+                started(sandbox.init if name == "with" else bare)
+            )
+    return {
+        "added_ms_p50": statistics.median(with_plugin) - statistics.median(without),
+        "with_ms": dist(with_plugin),
+        "without_ms": dist(without),
+    }
+
+
+def first_command(sandbox: Sandbox) -> dict[str, Any]:
+    """The first spawn right after startup, before the host can be up, against
+    a plain jobstart() in the same kind of fresh editor."""
+    code = (
+        "local t0 = vim.uv.hrtime() local job = {}({{'true'}}) "
+        "local t1 = vim.uv.hrtime() vim.fn.jobwait({{job}}) return (t1 - t0) / 1e6"
+    )
+    results = {}
+    for name, fn in (("plain", "vim.fn.jobstart"), ("offer", "require('ttyoffer').jobstart")):
+        with editor(sandbox, wait_host=False) as ed:
+            results[name] = ed.lua(code.format(fn))
+            results[f"{name}_host_state"] = ed.lua("return require('ttyoffer.host').state")
+    return {
+        "plain_ms": results["plain"],
+        "offer_ms": results["offer"],
+        "host_then": results["offer_host_state"],
+    }
+
+
+TARGETS = {
+    "spawn_list": ("ratio_p50", "<=", 1.6),
+    "spawn_string": ("ratio_p50", "<=", 1.15),
+    "time_to_prompt": ("ms.p50", "<=", 2.0),
+    "keystroke": ("ms.p50", "<=", 2.0),
+    "throughput": ("ratio", ">=", 0.9),
+    "idle_cost": ("host_kb_per_offer", "<=", 10.0),
+    "startup": ("added_ms_p50", "<=", 1.0),
+}
+
+
+def lookup(figure: dict[str, Any], path: str) -> float:
+    value: Any = figure
+    for part in path.split("."):
+        value = value[part]
+    return float(value)
+
+
+def render(results: dict[str, Any]) -> str:
+    rows = [("figure", "value", "target", "met")]
+
+    def row(name: str, text: str) -> None:
+        target = TARGETS.get(name)
+        if target:
+            key, op, bound = target
+            value = lookup(results[name], key)
+            met = value <= bound if op == "<=" else value >= bound
+            rows.append((name, text, f"{op} {bound:g}", "yes" if met else "NO"))
+        else:
+            rows.append((name, text, "", ""))
+
+    r = results
+    for kind in ("list", "string"):
+        f = r[f"spawn_{kind}"]
+        row(
+            f"spawn_{kind}",
+            f"{f['ratio_p50']:.2f}x plain (p50 {f['offer_ms']['p50']:.2f} vs {f['plain_ms']['p50']:.2f} ms)",
+        )
+    f = r["time_to_prompt"]
+    row(
+        "time_to_prompt",
+        f"p50 {f['ms']['p50']:.2f} ms, p99 {f['ms']['p99']:.2f} ms ({f['idle_offers']} idle)",
+    )
+    f = r["keystroke"]
+    row("keystroke", f"p50 {f['ms']['p50']:.2f} ms, p99 {f['ms']['p99']:.2f} ms")
+    f = r["throughput"]
+    row("throughput", f"{f['ratio']:.2f}x native ({f['offer_mb_s']:.1f} vs {f['native_mb_s']:.1f} MB/s)")
+    f = r["idle_cost"]
+    row(
+        "idle_cost",
+        f"{f['host_kb_per_offer']:.1f} KB/offer, {f['host_fds_per_offer']:.1f} fds/offer, "
+        f"{f['host_fds_left_after']} fds left ({f['offers']} offers)",
+    )
+    f = r["churn"]
+    row(
+        "churn",
+        f"{f['commands']} cmds: host {f['host_fds_delta']:+d} fds {f['host_rss_kb_delta']:+d} KB, "
+        f"nvim {f['nvim_fds_delta']:+d} fds {f['nvim_rss_kb_delta']:+d} KB",
+    )
+    f = r["startup"]
+    row(
+        "startup",
+        f"{f['added_ms_p50']:+.2f} ms ({f['with_ms']['p50']:.1f} vs {f['without_ms']['p50']:.1f} ms)",
+    )
+    f = r["first_command"]
+    row("first_command", f"{f['offer_ms']:.2f} ms vs plain {f['plain_ms']:.2f} ms (host {f['host_then']})")
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def run(size: Size, out: Path) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="ttyoffer-bench-") as tmp:
+        workdir = Path(tmp)
+        sandbox = Sandbox(workdir / "nvim")
+        sandbox.register()
+        results: dict[str, Any] = {}
+        steps: list[tuple[str, Callable[[Bench], Any]]] = [
+            ("spawn_list", lambda b: b.spawn("list")),
+            ("spawn_string", lambda b: b.spawn("string")),
+            ("time_to_prompt", Bench.time_to_prompt),
+            ("keystroke", Bench.keystroke),
+            ("throughput", Bench.throughput),
+            ("idle_cost", Bench.idle_cost),
+            ("churn", Bench.churn),
+        ]
+        with editor(sandbox) as ed:
+            bench = Bench(ed, size, workdir)
+            for name, step in steps:
+                print(f"bench: {name} …", file=sys.stderr, flush=True)
+                results[name] = step(bench)
+        print("bench: startup …", file=sys.stderr, flush=True)
+        results["startup"] = startup(sandbox, size.startups)
+        results["first_command"] = first_command(sandbox)
+    results["machine"] = {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "nvim": subprocess.run(
+            [nvim_binary(), "--version"], capture_output=True, text=True
+        ).stdout.splitlines()[0],
+    }
+    results["size"] = size.__dict__
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--small", action="store_true", help="a quick run at CI size")
+    parser.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "latest.json")
+    args = parser.parse_args(argv)
+    results = run(SMALL if args.small else FULL, args.json)
+    print(render(results))
+    print(f"\nfigures written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
