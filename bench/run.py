@@ -128,14 +128,12 @@ class Bench:
                 before = len(self.lua("return _G.bench_echoes"))
                 t0 = time.monotonic_ns()
                 ed.nvim.input(key)
-                echoes = wait_until(
-                    lambda n=before: (lambda e: e if len(e) > n else None)(
-                        self.lua("return _G.bench_echoes")
-                    ),
+                echo = wait_until(
+                    lambda: self.lua("return _G.bench_echoes[...]", before + 1),  # noqa: B023
                     10,
                     "the echo",
                 )
-                samples.append((echoes[before][0] - t0) / 1e6)
+                samples.append((echo[0] - t0) / 1e6)
         finally:
             self.lua("B.untrace()")
             ed.nvim.input("q")
@@ -222,7 +220,8 @@ def startup(sandbox: Sandbox, rounds: int) -> dict[str, Any]:
         last = [line for line in log.read_text().splitlines() if "NVIM STARTED" in line][-1]
         return float(last.split()[0])
 
-    with_plugin, without = [], []
+    with_plugin: list[float] = []
+    without: list[float] = []
     for i in range(rounds):
         for name in ("with", "without") if i % 2 else ("without", "with"):
             (with_plugin if name == "with" else without).append(

@@ -3,9 +3,9 @@ configuration, :! expansion), in a bare Neovim with no host and no plugins."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import os
 import subprocess
+from collections.abc import Iterator
 from typing import Any
 
 import pynvim
@@ -55,7 +55,10 @@ def test_skip_table(
     assert reason == expected
 
 
-CMD = "local c, s, sh, f, o = ... return require('ttyoffer.spawn').command(c, s, {shell = sh, shellcmdflag = f}, o)"
+CMD = (
+    "local c, s, sh, f, o = ... "
+    "return require('ttyoffer.spawn').command(c, s, {shell = sh, shellcmdflag = f}, o)"
+)
 
 
 def child_env(
@@ -99,7 +102,8 @@ def test_prologue_does_not_mutate_the_callers_table(lua: Any) -> None:
     opts = "local o = {env = {A = '1'}, cwd = '/'} "
     code = (
         opts
-        + "require('ttyoffer.spawn').command({'true'}, '/dev/pts/3', {shell = 'sh', shellcmdflag = '-c'}, o) return o"
+        + "require('ttyoffer.spawn').command({'true'}, '/dev/pts/3', "
+        + "{shell = 'sh', shellcmdflag = '-c'}, o) return o"
     )
     assert lua(code) == {"env": {"A": "1"}, "cwd": "/"}
 
