@@ -388,6 +388,7 @@ def test_setup_rejects_bad_options_and_changes_nothing(ed: Editor) -> None:
         "height": 24,
         "border": "rounded",
         "close_delay": 700,
+        "typing_pause": 300,
     }
 
 

@@ -39,6 +39,31 @@ def raise_fd_limit(ceiling: int = 65536) -> None:
             log.debug("ttyoffer: could not raise the descriptor limit")
 
 
+_TERMINAL_TRAFFIC = ("ttyoffer_input", "on_host_event")
+
+
+class RedactTerminalTraffic(logging.Filter):
+    """Keys typed into a prompt and what a prompt shows are secrets. pynvim's
+    own debug logging (NVIM_PYTHON_LOG_LEVEL=DEBUG) writes whole messages,
+    arguments included; those that carry terminal bytes are redacted."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:
+            return True
+        if any(marker in text for marker in _TERMINAL_TRAFFIC):
+            record.msg, record.args = "ttyoffer: terminal traffic (redacted)", ()
+        return True
+
+
+def install_log_redaction() -> None:
+    """On every handler of the root logger, where pynvim puts its log file."""
+    for handler in logging.root.handlers:
+        if not any(isinstance(f, RedactTerminalTraffic) for f in handler.filters):
+            handler.addFilter(RedactTerminalTraffic())
+
+
 class NvimPresenter:
     def __init__(self, nvim: Any) -> None:
         self._nvim = nvim
@@ -69,6 +94,7 @@ class TtyOfferHost:
         self._nvim = nvim
         self._table: OfferTable | None = None
         raise_fd_limit()
+        install_log_redaction()
 
     @property
     def table(self) -> OfferTable:

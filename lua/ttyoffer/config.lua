@@ -13,6 +13,10 @@ M.defaults = {
     border = 'rounded',
     -- Milliseconds the window stays up showing the exit before it closes.
     close_delay = 700,
+    -- Milliseconds without a keypress before focus moves into the window or
+    -- back out, so keys typed for the editor never reach a prompt and keys
+    -- typed for a prompt never reach the editor. 0: move at once.
+    typing_pause = 300,
   },
   keys = {
     -- Terminal-mode key in the prompt window that declines the offer.
@@ -33,6 +37,7 @@ local validators = {
   ['float.height'] = { 'number', 'positive' },
   ['float.border'] = { { 'string', 'table' } },
   ['float.close_delay'] = { 'number', 'non-negative' },
+  ['float.typing_pause'] = { 'number', 'non-negative' },
   ['keys.dismiss'] = { { 'string', 'boolean' } },
   ['bang.notice_delay'] = { 'number', 'non-negative' },
   max_offers = { 'number', 'positive' },

@@ -14,7 +14,9 @@ M.stderr = {} --- @type string[]
 
 -- Spare ptys allocated ahead, so a spawn costs no round trip to the host.
 local stock = {} --- @type {[1]: integer, [2]: string}[]
-local STOCK_LOW, STOCK_BATCH = 4, 8
+local STOCK_LOW, STOCK_BATCH = 8, 16
+--- Times a spawn found no spare pty and had to ask the host and wait.
+M.dry = 0
 local refilling = false
 local told = {} --- @type table<string, boolean>
 
@@ -249,6 +251,7 @@ function M.take()
   end
   local entry = table.remove(stock)
   if not entry then
+    M.dry = M.dry + 1
     -- A whole batch: a loop of spawns that never yields to the event loop
     -- (jobstart + jobwait) gets one round trip per batch, not per spawn.
     local height, width = size()

@@ -23,6 +23,35 @@ M.trace = nil
 local queue = {} --- @type ttyoffer.Shown[]  waiting, in arrival order
 local current = nil --- @type ttyoffer.Shown?
 local waiting_for_mode = false
+local waiting_for_pause = false
+
+-- When the user last pressed a key (vim.uv.now()). Focus only moves between
+-- the editor and a prompt once typing has paused, so keys meant for one
+-- never reach the other.
+local last_key = 0
+vim.on_key(function()
+  last_key = vim.uv.now()
+end, api.nvim_create_namespace('ttyoffer.typing'))
+
+--- Milliseconds until the user will have paused typing long enough.
+--- @return integer
+local function until_pause()
+  local pause = require('ttyoffer.config').current.float.typing_pause
+  local since = vim.uv.now() - last_key
+  return since >= pause and 0 or pause - since
+end
+
+--- Run `fn` once the user has paused typing.
+--- @param fn fun()
+local function after_pause(fn)
+  local wait = until_pause()
+  if wait == 0 then
+    return fn()
+  end
+  vim.defer_fn(function()
+    after_pause(fn)
+  end, wait)
+end
 
 local function cfg()
   return require('ttyoffer.config').current
@@ -229,10 +258,11 @@ local function open(entry)
   })
   api.nvim_chan_send(entry.chan, entry.first)
   entry.first = ''
-  host.notify('ttyoffer_attach', id, config.height, config.width)
   offers().set_state(id, 'shown')
   vim.cmd.startinsert()
   event('TtyOfferPresent', entry)
+  -- Now the host may relay the rest: the kernel has held it until here.
+  host.notify('ttyoffer_attach', id, config.height, config.width)
 
   local key = cfg().keys.dismiss
   if key then
@@ -256,11 +286,20 @@ local function open(entry)
 end
 
 show_next = function()
-  if current or #queue == 0 then
+  if current or #queue == 0 or waiting_for_pause then
     return
   end
   if not can_show_now() then
     wait_for_mode()
+    return
+  end
+  if until_pause() > 0 then
+    -- The user is typing into the editor: those keys stay the editor's.
+    waiting_for_pause = true
+    after_pause(function()
+      waiting_for_pause = false
+      show_next()
+    end)
     return
   end
   local entry = table.remove(queue, 1)
@@ -326,12 +365,16 @@ function M.on_host_event(kind, id, data, prompt)
     if entry.chan then
       pcall(api.nvim_chan_send, entry.chan, string.format('\r\n[Process exited %s]', code or '?'))
     end
-    -- The window stays a moment to show the end, but keys typed from now on
-    -- are the editor's again.
-    give_back_focus(entry, function() end)
-    vim.defer_fn(function()
-      close(entry, 'exited')
-    end, cfg().float.close_delay)
+    -- The window stays a moment to show the end. Focus returns once the user
+    -- has stopped typing: keys meant for the prompt are dropped with it,
+    -- keys typed after the pause are the editor's.
+    after_pause(function()
+      give_back_focus(entry, function()
+        vim.defer_fn(function()
+          close(entry, 'exited')
+        end, cfg().float.close_delay)
+      end)
+    end)
   end
 end
 

@@ -1,0 +1,48 @@
+"""The benchmark suite, once at a small size, so it cannot rot. Benchmarks are
+not tests: nothing here asserts a time, only that every figure is produced."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import ROOT
+
+pytestmark = [pytest.mark.nvim, pytest.mark.timeout(600)]
+
+FIGURES = {
+    "spawn_list": ["ratio_p50"],
+    "spawn_string": ["ratio_p50"],
+    "time_to_prompt": ["ms"],
+    "keystroke": ["ms"],
+    "throughput": ["ratio", "native_mb_s", "offer_mb_s"],
+    "idle_cost": ["host_kb_per_offer", "host_fds_per_offer", "host_fds_left_after"],
+    "churn": ["host_fds_delta", "nvim_fds_delta", "host_rss_kb_delta", "nvim_rss_kb_delta"],
+    "startup": ["added_ms_p50"],
+    "first_command": ["offer_ms", "plain_ms"],
+}
+
+
+def test_bench_small_run_produces_every_figure(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--small", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    for name, keys in FIGURES.items():
+        for key in keys:
+            assert key in figures[name], (name, key)
+    assert "figure" in run.stdout and "spawn_list" in run.stdout
+    # Leaks are counts, not times: an offer that leaves a descriptor behind
+    # is a defect at any speed.
+    assert figures["idle_cost"]["host_fds_left_after"] == 0
+    assert figures["churn"]["host_fds_delta"] == 0
+    assert figures["churn"]["nvim_fds_delta"] == 0

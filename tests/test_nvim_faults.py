@@ -1,0 +1,134 @@
+"""Faults survived: the host killed, no pty to be had, the child killed,
+Neovim quitting, the offer switched off and on mid-flight."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from harness import Editor, Sandbox, editor, wait_until
+from test_nvim_offer import ASK, exit_code, only_spares_left, prompt_and_wait_for_float, start
+
+pytestmark = pytest.mark.nvim
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purpose.
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(") ", 1)[1][0] != "Z"
+
+
+def test_host_killed_while_offers_are_armed_and_shown(ed: Editor) -> None:
+    sleeper = start(ed, ["sh", "-c", "sleep 0.5; echo done-sleeping"])
+    job, _ = prompt_and_wait_for_float(ed)
+    host_pid = ed.lua("return require('ttyoffer.host').pid")
+    os.kill(host_pid, signal.SIGKILL)
+    # The float closes, the prompt's command ends instead of hanging.
+    close = ed.wait_event("TtyOfferClose")[0]["data"]
+    assert close["reason"] == "host exited"
+    assert ed.float_wins() == []
+    # Both end (the reader sees its terminal hang up) instead of hanging.
+    exit_code(ed, job)
+    exit_code(ed, sleeper)
+    messages = ed.nvim.command_output("messages")
+    assert messages.count("ttyoffer host exited") == 1, messages
+    # Plain until the host is back, offers again once it is.
+    out = ed.lua(
+        "local out = {} local j = require('ttyoffer').jobstart({'sh', '-c', 'echo plain-ok'}, "
+        "{on_stdout = function(_, d) vim.list_extend(out, d) end}) vim.fn.jobwait({j}, 5000) return out"
+    )
+    assert "plain-ok" in out
+    wait_until(lambda: ed.lua("return require('ttyoffer.host').ready()"), 20, "the host back")
+    assert ed.lua("return require('ttyoffer.host').pid") != host_pid
+    job, _ = prompt_and_wait_for_float(ed)
+    ed.nvim.input("again<CR>")
+    assert exit_code(ed, job) == 0
+    assert ed.nvim.command_output("messages").count("ttyoffer host exited") == 1
+
+
+def test_no_pty_to_be_had_runs_commands_plainly(ed: Editor) -> None:
+    if not shutil.which("prlimit"):
+        pytest.skip("prlimit (util-linux) is not installed")  # scripts/bootstrap.sh installs it
+    host_pid = ed.lua("return require('ttyoffer.host').pid")
+    # The limit caps descriptor numbers: at 3 (past stdio) the host can open
+    # nothing at all, however many it closes.
+    subprocess.run(["prlimit", f"--pid={host_pid}", "--nofile=3"], check=True)
+    results = ed.lua(
+        """
+        local results = {}
+        for i = 1, 40 do
+          local out = {}
+          local job = require('ttyoffer').jobstart({'sh', '-c', 'echo ' .. i},
+            {on_stdout = function(_, d) vim.list_extend(out, d) end})
+          local code = vim.fn.jobwait({job}, 5000)[1]
+          table.insert(results, {code, out[1]})
+        end
+        return results
+        """
+    )
+    assert [r[1] for r in results] == [str(i) for i in range(1, 41)]
+    assert all(r[0] == 0 for r in results)
+    skipped = ed.lua("return require('ttyoffer').status().skipped") or {}
+    assert skipped["no pty"] > 0
+    assert "cannot open a pty" in ed.nvim.command_output("messages")
+
+
+def test_child_killed_while_its_prompt_is_shown(ed: Editor) -> None:
+    job, _ = prompt_and_wait_for_float(ed)
+    pid = ed.lua("return vim.fn.jobpid(...)", job)
+    os.kill(pid, signal.SIGKILL)
+    assert exit_code(ed, job) == -1 or exit_code(ed, job) != 0
+    assert ed.wait_event("TtyOfferClose")[0]["data"]["reason"] == "exited"
+    wait_until(lambda: ed.float_wins() == [], what="no window")
+    wait_until(lambda: only_spares_left(ed), what="its pty closed")
+    assert ed.lua("return require('ttyoffer').offers()") == []
+
+
+@pytest.mark.parametrize("quit", ["qa!", "qa"])
+def test_quitting_with_offers_armed_and_shown_leaves_nothing(sandbox: Sandbox, quit: str) -> None:
+    with editor(sandbox) as ed:
+        sleepers = [start(ed, ["sleep", "600"]) for _ in range(3)]
+        job, _ = prompt_and_wait_for_float(ed)
+        pids = [ed.lua("return vim.fn.jobpid(...)", j) for j in [*sleepers, job]]
+        host_pid = ed.lua("return require('ttyoffer.host').pid")
+        nvim_pid = ed.lua("return vim.fn.getpid()")
+        ed.nvim.input("<C-\\><C-n>")
+        wait_until(lambda: ed.mode() == "nt", what="normal mode")
+        t0 = time.monotonic()
+        try:
+            ed.nvim.command(quit)
+        except Exception:
+            pass  # the connection goes away with the editor
+        wait_until(lambda: not alive(nvim_pid), 10, "Neovim to quit")
+        assert time.monotonic() - t0 < 10
+    wait_until(lambda: not any(alive(p) for p in [*pids, host_pid]), 10, "children and host gone")
+
+
+def test_switching_off_and_on_mid_flight(ed: Editor) -> None:
+    job, _ = prompt_and_wait_for_float(ed)
+    ed.nvim.command("TtyOffer off")
+    plain = start(ed, ["sh", "-c", "exec 3</dev/tty"])
+    assert exit_code(ed, plain) != 0  # no terminal while off, as stock
+    ed.nvim.command("TtyOffer on")
+    # The prompt shown all along still takes its answer.
+    ed.nvim.command("wincmd p")
+    wins = ed.float_wins()
+    assert len(wins) == 1
+    ed.lua("vim.api.nvim_set_current_win(...) vim.cmd.startinsert()", wins[0])
+    wait_until(lambda: ed.mode() == "t", what="terminal mode")
+    ed.nvim.input("still-here<CR>")
+    assert exit_code(ed, job) == 0
+    job2 = start(ed, ["sh", "-c", ASK])
+    ed.wait_event("TtyOfferPresent", 2)
+    wait_until(lambda: ed.mode() == "t", what="terminal mode")
+    ed.nvim.input("x<CR>")
+    assert exit_code(ed, job2) == 0
