@@ -3,14 +3,13 @@ Neovim quitting, the offer switched off and on mid-flight."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
-import time
 
 import pytest
-
 from harness import Editor, Sandbox, editor, wait_until
 from test_nvim_offer import ASK, exit_code, only_spares_left, prompt_and_wait_for_float, start
 
@@ -103,13 +102,10 @@ def test_quitting_with_offers_armed_and_shown_leaves_nothing(sandbox: Sandbox, q
         nvim_pid = ed.lua("return vim.fn.getpid()")
         ed.nvim.input("<C-\\><C-n>")
         wait_until(lambda: ed.mode() == "nt", what="normal mode")
-        t0 = time.monotonic()
-        try:
+        with contextlib.suppress(Exception):  # the connection goes away with the editor
             ed.nvim.command(quit)
-        except Exception:
-            pass  # the connection goes away with the editor
+        # Promptly: within the bound, not after children time out.
         wait_until(lambda: not alive(nvim_pid), 10, "Neovim to quit")
-        assert time.monotonic() - t0 < 10
     wait_until(lambda: not any(alive(p) for p in [*pids, host_pid]), 10, "children and host gone")
 
 
