@@ -16,6 +16,7 @@ declare -A NEEDED=(
   [ssh-keygen]=openssh-client
   [ps]=procps
   [stty]=coreutils
+  [prlimit]=util-linux
 )
 
 say() { printf '%s\n' "ttyoffer: $*" >&2; }

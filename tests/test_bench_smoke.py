@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from harness import ROOT
 
 pytestmark = [pytest.mark.nvim, pytest.mark.timeout(600)]

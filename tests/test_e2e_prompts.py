@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from fixtures import make_keyring, make_signing_repo, make_ssh_key
 from harness import Editor, Sandbox, editor, wait_until
 

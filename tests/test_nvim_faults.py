@@ -10,6 +10,7 @@ import signal
 import subprocess
 
 import pytest
+
 from harness import Editor, Sandbox, editor, wait_until
 from test_nvim_offer import ASK, exit_code, only_spares_left, prompt_and_wait_for_float, start
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pynvim
 import pytest
+
 from harness import Editor, Sandbox, wait_until
 from tui import Tui
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pynvim
 import pytest
+
 from harness import ROOT, nvim_binary
 
 

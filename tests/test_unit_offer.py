@@ -21,6 +21,7 @@ class FakePresenter:
         self.calls: list[tuple[str, int, Any]] = []
         self.presented = asyncio.Event()
         self.closed_event = asyncio.Event()
+        self.released_event = asyncio.Event()
 
     def present(self, offer: Offer, data: bytes, prompt: str) -> None:
         self.calls.append(("present", offer.id, (data, prompt)))
@@ -35,6 +36,10 @@ class FakePresenter:
     def closed(self, offer: Offer, reason: str) -> None:
         self.calls.append(("closed", offer.id, reason))
         self.closed_event.set()
+
+    def released(self, offer_ids: list[int]) -> None:
+        self.calls.append(("released", 0, offer_ids))
+        self.released_event.set()
 
     def kinds(self) -> list[str]:
         return [c[0] for c in self.calls]
@@ -202,3 +207,38 @@ async def test_resize_sets_the_pty_size() -> None:
     table.resize_armed(40, 120)
     assert get_winsize(offer.pty.master) == (40, 120)
     table.close_all()
+
+
+async def test_bound_offer_is_released_when_its_process_exits() -> None:
+    before = open_fds()
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offers = [table.open(24, 80) for _ in range(3)]
+    procs = [spawn_on(offer, "import sys; sys.stdin.read()", stdin=subprocess.PIPE) for offer in offers]
+    for offer, proc in zip(offers, procs):
+        table.bind(offer.id, proc.pid)
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.close()
+    for proc in procs:
+        assert await wait_exit(proc) == 0
+    await asyncio.wait_for(presenter.released_event.wait(), 10)
+    while sum(len(c[2]) for c in presenter.calls if c[0] == "released") < 3:
+        presenter.released_event.clear()
+        await asyncio.wait_for(presenter.released_event.wait(), 10)
+    released = [i for c in presenter.calls if c[0] == "released" for i in c[2]]
+    assert sorted(released) == sorted(o.id for o in offers)
+    assert "present" not in presenter.kinds()
+    assert len(table) == 0
+    assert open_fds() == before
+
+
+async def test_binding_a_process_that_is_already_gone_releases_at_once() -> None:
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    proc = subprocess.Popen(["true"])
+    proc.wait()  # reaped: the pid names no process any more
+    table.bind(offer.id, proc.pid)
+    await asyncio.wait_for(presenter.released_event.wait(), 10)
+    assert presenter.calls == [("released", 0, [offer.id])]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import ptyprocess
 import pyte
+
 from harness import Sandbox, nvim_binary, wait_until
 
 

@@ -86,6 +86,9 @@ class NvimPresenter:
     def closed(self, offer: Offer, reason: str) -> None:
         self._send("closed", offer.id, reason)
 
+    def released(self, offer_ids: list[int]) -> None:
+        self._send("released", 0, offer_ids)
+
 
 class TtyOfferHost:
     """Plain class behind the rplugin shell; one per host process."""
@@ -122,6 +125,7 @@ class TtyOfferHost:
         offers = [
             {
                 "id": o.id,
+                "pid": o.pid,
                 "state": o.state.value,
                 "prompt": o.last_prompt,
                 "tty": o.slave_path,
@@ -143,8 +147,8 @@ class TtyOfferHost:
         except Exception:
             log.debug("ttyoffer: could not return ptys to the editor")
 
-    def release(self, offer_id: int) -> None:
-        self.table.release(int(offer_id))
+    def bind(self, offer_id: int, pid: int) -> None:
+        self.table.bind(int(offer_id), int(pid))
 
     def dismiss(self, offer_id: int) -> None:
         self.table.dismiss(int(offer_id))

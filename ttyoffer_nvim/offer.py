@@ -24,6 +24,7 @@ import asyncio
 import enum
 import itertools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -61,6 +62,9 @@ class Presenter(Protocol):
     def closed(self, offer: Offer, reason: str) -> None:
         """A presented offer ended ("exited", "eof"); the window may go."""
 
+    def released(self, offer_ids: list[int]) -> None:
+        """These commands' offers are over (exited or declined), in a batch."""
+
 
 @dataclass(eq=False)
 class Offer:
@@ -70,6 +74,8 @@ class Offer:
     cols: int
     screen: ScreenModel
     state: State = State.ARMED
+    pid: int = 0
+    watch: ExitWatch | None = None
     last_prompt: str = ""
     released: bool = False
     pending_input: bytearray = field(default_factory=bytearray)
@@ -80,6 +86,70 @@ class Offer:
         return self.pty.slave_path
 
 
+class ExitWatch:
+    """Tells when a process that is not our child has exited.
+
+    The command is Neovim's child, not ours, so waitpid() is not ours to
+    call; a pidfd becomes readable when the process exits. Where there is no
+    pidfd (old kernels, other systems) the process is polled.
+    """
+
+    POLL_INTERVAL = 0.25
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, pid: int, on_exit: Callable[[], None]) -> None:
+        self._loop = loop
+        self._pid = pid
+        self._on_exit: Callable[[], None] | None = on_exit
+        self._fd = -1
+        self._timer: asyncio.TimerHandle | None = None
+        try:
+            self._fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            loop.call_soon(self._fire)
+            return
+        except (AttributeError, OSError):
+            self._timer = loop.call_later(self.POLL_INTERVAL, self._poll)
+            return
+        loop.add_reader(self._fd, self._fire)
+
+    def _poll(self) -> None:
+        self._timer = None
+        if process_gone(self._pid):
+            self._fire()
+        else:
+            self._timer = self._loop.call_later(self.POLL_INTERVAL, self._poll)
+
+    def _fire(self) -> None:
+        on_exit = self._on_exit
+        self.cancel()
+        if on_exit is not None:
+            on_exit()
+
+    def cancel(self) -> None:
+        if self._fd >= 0:
+            self._loop.remove_reader(self._fd)
+            os.close(self._fd)
+            self._fd = -1
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._on_exit = None
+
+
+def process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b") ", 1)[1][:1] == b"Z"
+    except OSError:
+        return False
+
+
 class OfferTable:
     """All offers of one host. Every method runs on the host's event loop."""
 
@@ -88,6 +158,7 @@ class OfferTable:
         self._presenter = presenter
         self._offers: dict[int, Offer] = {}
         self._ids = itertools.count(1)
+        self._released: list[int] = []
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -98,6 +169,16 @@ class OfferTable:
         self._offers[offer.id] = offer
         self._loop.add_reader(pty.master, self._on_readable, offer)
         return offer
+
+    def bind(self, offer_id: int, pid: int) -> None:
+        """The offer went to the command with this pid: release it when that
+        process exits. (An exit callback per job in Neovim would cost memory
+        Neovim never gives back.)"""
+        offer = self._offers.get(offer_id)
+        if offer is None or offer.watch is not None:
+            return
+        offer.pid = pid
+        offer.watch = ExitWatch(self._loop, pid, lambda: self.release(offer_id))
 
     def release(self, offer_id: int) -> None:
         """The command ended: nothing can ask any more. Show what is left, close."""
@@ -250,6 +331,16 @@ class OfferTable:
             offer.last_prompt = prompt
             self._presenter.prompt(offer, prompt)
 
+    def _note_released(self, offer_id: int) -> None:
+        # One message per loop turn, however many commands ended in it.
+        if not self._released:
+            self._loop.call_soon(self._flush_released)
+        self._released.append(offer_id)
+
+    def _flush_released(self) -> None:
+        ids, self._released = self._released, []
+        self._presenter.released(ids)
+
     def _write_some(self, offer: Offer, data: bytes) -> int:
         try:
             return os.write(offer.pty.master, data)
@@ -272,6 +363,10 @@ class OfferTable:
         if offer.state is State.CLOSED:
             return
         offer.state = State.CLOSED
+        if offer.watch is not None:
+            offer.watch.cancel()
+        if offer.pid:
+            self._note_released(offer.id)
         if offer.prompt_timer is not None:
             offer.prompt_timer.cancel()
             offer.prompt_timer = None

@@ -217,7 +217,7 @@ function M.on_exit(code)
     M.error = M.error .. ': ' .. M.stderr[#M.stderr]
   end
   require('ttyoffer.presenter').host_lost()
-  require('ttyoffer').host_lost()
+  require('ttyoffer')._host_lost()
   if was_ready then
     M.tell_once('host-exit', M.error .. '; commands run without an offer until it is back')
   end

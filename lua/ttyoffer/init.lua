@@ -12,11 +12,12 @@ local host = require('ttyoffer.host')
 --- @field pid integer
 --- @field title string
 --- @field state 'armed'|'queued'|'shown'|'closed'
---- @field code integer? exit code once the job ended
+--- @field released boolean? the host is done with its pty
+--- @field code integer? exit code, when the caller's on_exit told it
 
 local records = {} --- @type table<integer, ttyoffer.Record>
 local live = 0
-M.skipped = {} --- @type table<string, integer> reasons commands ran without an offer
+M._skipped = {} --- @type table<string, integer> reasons commands ran without an offer
 
 --- Configure the plugin. Errors (unknown key, wrong type) change nothing.
 --- @param opts table?
@@ -55,20 +56,20 @@ end
 
 --- @param id integer
 --- @return ttyoffer.Record?
-function M.record(id)
+function M._record(id)
   return records[id]
 end
 
--- A record lives while its job runs or its window is up, whichever is longer.
+-- A record lives while its pty does or its window is up, whichever is longer.
 local function forget_if_done(record)
-  if record.state == 'closed' and record.code ~= nil then
+  if record.state == 'closed' and record.released then
     records[record.id] = nil
   end
 end
 
 --- @param id integer
 --- @param state string
-function M.set_state(id, state)
+function M._set_state(id, state)
   local record = records[id]
   if record then
     record.state = state
@@ -92,7 +93,7 @@ function M.offers()
 end
 
 local function count_skip(reason)
-  M.skipped[reason] = (M.skipped[reason] or 0) + 1
+  M._skipped[reason] = (M._skipped[reason] or 0) + 1
 end
 
 local function executable(cmd, opts)
@@ -145,28 +146,32 @@ function M.jobstart(cmd, opts)
     return plain()
   end
 
-  local wrapped = {}
-  for k, v in pairs(opts or {}) do
-    wrapped[k] = v
-  end
-  local user_exit = opts and opts.on_exit
+  -- The host learns of the exit itself (bind below): no callback of ours per
+  -- job, as Neovim keeps memory for every job that had one. A caller's own
+  -- on_exit is wrapped, only to show the exit code in the window.
   local record --- @type ttyoffer.Record?
-  wrapped.on_exit = function(job_id, code, event)
-    host.notify('ttyoffer_release', offer_id)
-    if record then
-      record.code = code
-      if record.state == 'armed' then
-        record.state = 'closed'
-      end
-      live = live - 1
-      forget_if_done(record)
+  local wrapped = opts
+  if opts and opts.on_exit then
+    wrapped = {}
+    for k, v in pairs(opts) do
+      wrapped[k] = v
     end
-    if user_exit then
+    local user_exit = opts.on_exit
+    wrapped.on_exit = function(job_id, code, event)
+      if record then
+        record.code = code
+      end
       return user_exit(job_id, code, event)
     end
   end
   local shell = type(cmd) == 'string' and { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag } or nil
-  local ok, job = pcall(vim.fn.jobstart, spawn.command(cmd, slave, shell, opts), wrapped)
+  local command = spawn.command(cmd, slave, shell, opts)
+  local ok, job
+  if wrapped == nil then
+    ok, job = pcall(vim.fn.jobstart, command)
+  else
+    ok, job = pcall(vim.fn.jobstart, command, wrapped)
+  end
   if not ok or job <= 0 then
     host.notify('ttyoffer_dismiss', offer_id)
     count_skip('spawn failed')
@@ -177,15 +182,33 @@ function M.jobstart(cmd, opts)
   record = { id = offer_id, job = job, pid = pid, title = spawn.title(cmd), state = 'armed' }
   records[offer_id] = record
   live = live + 1
+  host.notify('ttyoffer_bind', offer_id, pid)
   return job
 end
 
---- Called when the host dies: the ptys it held are gone, the jobs run on.
-function M.host_lost()
+--- The host is done with these offers: their commands ended or declined.
+--- @param ids integer[]
+function M._on_released(ids)
+  for _, id in ipairs(ids) do
+    local record = records[id]
+    if record and not record.released then
+      record.released = true
+      live = live - 1
+      if record.state == 'armed' then
+        record.state = 'closed'
+      end
+      forget_if_done(record)
+    end
+  end
+end
+
+--- Called when the host dies: the ptys it held are gone.
+function M._host_lost()
   for _, r in pairs(records) do
-    r.state = 'closed'
+    r.state, r.released = 'closed', true
     forget_if_done(r)
   end
+  live = 0
 end
 
 --- Decline the prompt on screen, or the offer with the given id.
@@ -206,7 +229,7 @@ function M.status()
     live = live,
     max_offers = config.current.max_offers,
     spare = host.stock_size(),
-    skipped = vim.deepcopy(M.skipped),
+    skipped = vim.deepcopy(M._skipped),
     shown = require('ttyoffer.presenter').current_id(),
     queued = require('ttyoffer.presenter').queued(),
   }

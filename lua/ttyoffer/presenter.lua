@@ -84,7 +84,7 @@ local function geometry()
 end
 
 local function title_text(entry)
-  local record = offers().record(entry.id)
+  local record = offers()._record(entry.id)
   local text = record and record.title or ('offer ' .. entry.id)
   if entry.prompt ~= '' then
     text = text .. ' — ' .. entry.prompt
@@ -106,7 +106,7 @@ local function refresh_title()
 end
 
 local function event(pattern, entry, extra)
-  local record = offers().record(entry.id)
+  local record = offers()._record(entry.id)
   local data = { id = entry.id, title = record and record.title or '', pid = record and record.pid or 0 }
   for k, v in pairs(extra or {}) do
     data[k] = v
@@ -221,7 +221,7 @@ local function close(entry, reason)
     if current == entry then
       current = nil
     end
-    offers().set_state(entry.id, 'closed')
+    offers()._set_state(entry.id, 'closed')
     event('TtyOfferClose', entry, { reason = reason })
     -- The next prompt in line starts from the restored place, so that its
     -- own close returns there too.
@@ -258,7 +258,7 @@ local function open(entry)
   })
   api.nvim_chan_send(entry.chan, entry.first)
   entry.first = ''
-  offers().set_state(id, 'shown')
+  offers()._set_state(id, 'shown')
   vim.cmd.startinsert()
   event('TtyOfferPresent', entry)
   -- Now the host may relay the rest: the kernel has held it until here.
@@ -326,7 +326,7 @@ function M.on_host_event(kind, id, data, prompt)
   if kind == 'present' then
     -- data is the first write, prompt the text the screen asks.
     table.insert(queue, { id = id, first = data, prompt = prompt or '' })
-    offers().set_state(id, 'queued')
+    offers()._set_state(id, 'queued')
     if current then
       refresh_title()
     else
@@ -347,6 +347,8 @@ function M.on_host_event(kind, id, data, prompt)
         refresh_title()
       end
     end
+  elseif kind == 'released' then
+    offers()._on_released(data)
   elseif kind == 'closed' then
     local entry, index = find(id)
     if not entry then
@@ -355,15 +357,16 @@ function M.on_host_event(kind, id, data, prompt)
     if index then
       -- The command ended while its prompt waited: nothing left to answer.
       table.remove(queue, index)
-      offers().set_state(id, 'closed')
+      offers()._set_state(id, 'closed')
       event('TtyOfferClose', entry, { reason = 'exited' })
       refresh_title()
       return
     end
-    local record = offers().record(id)
+    local record = offers()._record(id)
     local code = record and record.code
     if entry.chan then
-      pcall(api.nvim_chan_send, entry.chan, string.format('\r\n[Process exited %s]', code or '?'))
+      local text = code and string.format('\r\n[Process exited %d]', code) or '\r\n[Process exited]'
+      pcall(api.nvim_chan_send, entry.chan, text)
     end
     -- The window stays a moment to show the end. Focus returns once the user
     -- has stopped typing: keys meant for the prompt are dropped with it,
@@ -393,7 +396,7 @@ function M.dismiss(id)
     table.remove(queue, index)
     entry.closing = true
     host.notify('ttyoffer_dismiss', entry.id)
-    offers().set_state(entry.id, 'closed')
+    offers()._set_state(entry.id, 'closed')
     event('TtyOfferClose', entry, { reason = 'dismissed' })
     refresh_title()
     return true
@@ -417,7 +420,7 @@ end
 function M.host_lost()
   for _, entry in ipairs(queue) do
     entry.closing = true
-    offers().set_state(entry.id, 'closed')
+    offers()._set_state(entry.id, 'closed')
     event('TtyOfferClose', entry, { reason = 'host exited' })
   end
   queue = {}

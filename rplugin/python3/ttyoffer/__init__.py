@@ -45,9 +45,9 @@ class TtyOfferPlugin:
     def refill(self, count, rows, cols):
         self._host.refill(count, rows, cols)
 
-    @pynvim.rpc_export("ttyoffer_release")
-    def release(self, offer_id):
-        self._host.release(offer_id)
+    @pynvim.rpc_export("ttyoffer_bind")
+    def bind(self, offer_id, pid):
+        self._host.bind(offer_id, pid)
 
     @pynvim.rpc_export("ttyoffer_dismiss")
     def dismiss(self, offer_id):
