@@ -325,7 +325,7 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run(size: Size, out: Path) -> dict[str, Any]:
+def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ttyoffer-bench-") as tmp:
         workdir = Path(tmp)
         sandbox = Sandbox(workdir / "nvim")
@@ -343,11 +343,14 @@ def run(size: Size, out: Path) -> dict[str, Any]:
         with editor(sandbox) as ed:
             bench = Bench(ed, size, workdir)
             for name, step in steps:
-                print(f"bench: {name} …", file=sys.stderr, flush=True)
-                results[name] = step(bench)
-        print("bench: startup …", file=sys.stderr, flush=True)
-        results["startup"] = startup(sandbox, size.startups)
-        results["first_command"] = first_command(sandbox)
+                if only is None or name in only:
+                    print(f"bench: {name} …", file=sys.stderr, flush=True)
+                    results[name] = step(bench)
+        if only is None or "startup" in only:
+            print("bench: startup …", file=sys.stderr, flush=True)
+            results["startup"] = startup(sandbox, size.startups)
+        if only is None or "first_command" in only:
+            results["first_command"] = first_command(sandbox)
     results["machine"] = {
         "cpus": os.cpu_count(),
         "platform": platform.platform(),
@@ -368,8 +371,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--small", action="store_true", help="a quick run at CI size")
     parser.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "latest.json")
+    parser.add_argument("--only", help="comma-separated figures to run, e.g. spawn_list,spawn_string")
     args = parser.parse_args(argv)
-    results = run(SMALL if args.small else FULL, args.json)
+    only = set(args.only.split(",")) if args.only else None
+    results = run(SMALL if args.small else FULL, args.json, only)
+    if only:
+        print(json.dumps({k: v for k, v in results.items() if k in only}, indent=2))
+        return 0
     print(render(results))
     print(f"\nfigures written to {args.json}")
     return 0

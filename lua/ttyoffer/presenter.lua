@@ -25,6 +25,14 @@ local current = nil --- @type ttyoffer.Shown?
 local waiting_for_mode = false
 local waiting_for_pause = false
 
+local function cfg()
+  return require('ttyoffer.config').current
+end
+
+local function offers()
+  return require('ttyoffer')
+end
+
 -- When the user last pressed a key (vim.uv.now()). Focus only moves between
 -- the editor and a prompt once typing has paused, so keys meant for one
 -- never reach the other.
@@ -36,7 +44,7 @@ end, api.nvim_create_namespace('ttyoffer.typing'))
 --- Milliseconds until the user will have paused typing long enough.
 --- @return integer
 local function until_pause()
-  local pause = require('ttyoffer.config').current.float.typing_pause
+  local pause = cfg().float.typing_pause
   local since = vim.uv.now() - last_key
   return since >= pause and 0 or pause - since
 end
@@ -51,14 +59,6 @@ local function after_pause(fn)
   vim.defer_fn(function()
     after_pause(fn)
   end, wait)
-end
-
-local function cfg()
-  return require('ttyoffer.config').current
-end
-
-local function offers()
-  return require('ttyoffer')
 end
 
 --- Size (rows, columns) of the prompt window for the current editor size.

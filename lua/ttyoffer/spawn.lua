@@ -78,10 +78,17 @@ function M.shell_name(shell)
   return (program:match('([^/]+)$') or program):gsub('%.exe$', '')
 end
 
+local posix_cache = {} --- @type table<string, boolean>
+
 --- @param shell string
 --- @return boolean
 function M.is_posix_shell(shell)
-  return POSIX_SHELLS[M.shell_name(shell)] == true
+  local known = posix_cache[shell]
+  if known == nil then
+    known = POSIX_SHELLS[M.shell_name(shell)] == true
+    posix_cache[shell] = known
+  end
+  return known
 end
 
 --- The command jobstart() is given instead of `cmd`.
