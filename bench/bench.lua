@@ -10,19 +10,31 @@ local function ms(ns)
   return ns / 1e6
 end
 
---- Sequential spawn + jobwait of `true`, plain and through the offer,
---- alternating which goes first so drift hits both alike.
+--- Sequential spawn + jobwait of `true`: plain, through the offer, and (for
+--- list commands) through a bare `/bin/sh -c 'exec "$@"'`, the floor any
+--- shell prologue pays. The order rotates so drift hits all alike.
 --- @param n integer
 --- @param kind 'list'|'string'
 function B.spawn(n, kind)
   local cmd = kind == 'list' and { 'true' } or 'true'
-  local fns = { plain = vim.fn.jobstart, offer = ttyoffer.jobstart }
-  local samples = { plain = {}, offer = {} }
+  local fns = {
+    plain = function()
+      return vim.fn.jobstart(cmd)
+    end,
+    offer = function()
+      return ttyoffer.jobstart(cmd)
+    end,
+    sh = function()
+      return vim.fn.jobstart({ '/bin/sh', '-c', 'exec "$@"', 'sh', 'true' })
+    end,
+  }
+  local names = kind == 'list' and { 'plain', 'offer', 'sh' } or { 'plain', 'offer' }
+  local samples = { plain = {}, offer = {}, sh = {} }
   for i = 1, n do
-    local order = i % 2 == 0 and { 'plain', 'offer' } or { 'offer', 'plain' }
-    for _, name in ipairs(order) do
+    for k = 1, #names do
+      local name = names[(i + k) % #names + 1]
       local t0 = hrtime()
-      local job = fns[name](cmd)
+      local job = fns[name]()
       vim.fn.jobwait({ job }, 10000)
       table.insert(samples[name], ms(hrtime() - t0))
     end

@@ -92,11 +92,15 @@ class Bench:
         self.lua("B.spawn(10, ...)", kind)  # warm-up: modules, stock, caches
         samples = self.lua("return B.spawn(...)", self.size.spawns, kind)
         plain, offer = samples["plain"], samples["offer"]
-        return {
+        figure = {
             "ratio_p50": statistics.median(offer) / statistics.median(plain),
             "plain_ms": dist(plain),
             "offer_ms": dist(offer),
+            "stock_ran_dry": self.lua("return require('ttyoffer.host').dry"),
         }
+        if samples["sh"]:
+            figure["sh_floor_ratio_p50"] = statistics.median(samples["sh"]) / statistics.median(plain)
+        return figure
 
     def time_to_prompt(self) -> dict[str, Any]:
         idle = self.lua("return B.idle(...)", self.size.idle_during_prompts)
@@ -287,9 +291,11 @@ def render(results: dict[str, Any]) -> str:
     r = results
     for kind in ("list", "string"):
         f = r[f"spawn_{kind}"]
+        floor = f" (bare /bin/sh: {f['sh_floor_ratio_p50']:.2f}x)" if "sh_floor_ratio_p50" in f else ""
         row(
             f"spawn_{kind}",
-            f"{f['ratio_p50']:.2f}x plain (p50 {f['offer_ms']['p50']:.2f} vs {f['plain_ms']['p50']:.2f} ms)",
+            f"{f['ratio_p50']:.2f}x plain, p50 {f['offer_ms']['p50']:.2f} vs {f['plain_ms']['p50']:.2f} ms"
+            + floor,
         )
     f = r["time_to_prompt"]
     row(

@@ -97,12 +97,16 @@ local function count_skip(reason)
 end
 
 local function executable(cmd, opts)
-  if type(cmd) == 'string' then
-    -- 'shell' is checked by jobstart() itself, which raises E903 for the
-    -- wrapped command as for the plain one.
-    return true
-  end
   local program = cmd[1]
+  if type(cmd) == 'string' then
+    local shell = vim.o.shell
+    if spawn.is_posix_shell(shell) then
+      -- jobstart() checks 'shell' itself and raises E903 for the wrapped
+      -- command as for the plain one.
+      return true
+    end
+    program = vim.fn.split(shell)[1] -- others are started through /bin/sh
+  end
   if type(program) ~= 'string' or program == '' then
     return false
   end
@@ -156,7 +160,7 @@ function M.jobstart(cmd, opts)
   -- on_exit is wrapped, only to show the exit code in the window.
   local record --- @type ttyoffer.Record?
   local wrapped = opts
-  if opts and opts.on_exit then
+  if opts and type(opts.on_exit) == 'function' then
     wrapped = {}
     for k, v in pairs(opts) do
       wrapped[k] = v

@@ -232,12 +232,36 @@ end
 local WINHIGHLIGHT =
   'Normal:TtyOfferNormal,NormalFloat:TtyOfferNormal,FloatBorder:TtyOfferBorder,FloatTitle:TtyOfferTitle'
 
+-- A scratch buffer made ahead of the next prompt: one less thing to do
+-- between the child's first byte and the window.
+local spare_buf = nil --- @type integer?
+
+--- A scratch buffer: no swap file, unlisted; a terminal keeps no undo; wiped
+--- when its window closes.
+local function new_buffer()
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_set_option_value('bufhidden', 'wipe', { buf = buf })
+  return buf
+end
+
+local function take_buffer()
+  local buf = spare_buf
+  spare_buf = nil
+  vim.schedule(function()
+    if not spare_buf then
+      spare_buf = new_buffer()
+    end
+  end)
+  if buf and api.nvim_buf_is_valid(buf) and api.nvim_buf_line_count(buf) == 1 then
+    return buf
+  end
+  return new_buffer()
+end
+
 local function open(entry)
   entry.prev_win = api.nvim_get_current_win()
   entry.prev_mode = api.nvim_get_mode().mode
-  -- A scratch buffer: no swap file; a terminal keeps no undo; wiped on close.
-  local buf = api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = 'wipe'
+  local buf = take_buffer()
   entry.buf = buf
   current = entry
   local config = geometry()
@@ -247,7 +271,7 @@ local function open(entry)
   config.title = { { title_text(entry), 'TtyOfferTitle' } }
   config.title_pos = 'center'
   entry.win = api.nvim_open_win(buf, true, config)
-  vim.wo[entry.win].winhighlight = WINHIGHLIGHT
+  api.nvim_set_option_value('winhighlight', WINHIGHLIGHT, { win = entry.win })
   -- The window exists first, so the terminal starts at its final size.
   local id = entry.id
   entry.chan = api.nvim_open_term(buf, {

@@ -13,8 +13,8 @@ local M = {}
 -- when the child would have none (absent or empty), whatever `env` and
 -- `clear_env` made of it.
 local TAKE_TTY = 'exec 3<>%s 3>&-; '
-local SET_GPG_TTY = 'GPG_TTY=%s; export GPG_TTY; '
-local DEFAULT_TERM = '[ -n "${TERM-}" ] || { TERM=xterm-256color; export TERM; }; '
+local SET_GPG_TTY = 'export GPG_TTY=%s; '
+local DEFAULT_TERM = 'export TERM="${TERM:-xterm-256color}"; '
 
 -- Shells whose syntax takes the prologue as a prefix of the command string,
 -- so string commands cost no extra exec.
