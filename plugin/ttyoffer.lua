@@ -20,8 +20,8 @@ end, {
   desc = 'ttyoffer: on, off, toggle, status, dismiss',
 })
 
-require('ttyoffer.highlights').define()
-
+-- Highlight groups are defined when the prompt window's module loads (they
+-- are linked with default = true, so a colorscheme's own always win).
 local group = api.nvim_create_augroup('ttyoffer', { clear = true })
 api.nvim_create_autocmd('ColorScheme', {
   group = group,

@@ -140,8 +140,10 @@ function M.jobstart(cmd, opts)
     host_ready = host.ready(),
     at_capacity = live >= config.current.max_offers,
   })
-  if reason == 'host not available' and config.current.enabled then
-    host.start() -- for the next command; this one must not wait
+  if reason == 'host not available' and config.current.enabled and host.state == 'stopped' then
+    -- For the next command, after this one: starting a process takes time
+    -- this command must not wait for.
+    vim.schedule(host.start)
   end
   local offer_id, slave
   if not reason then

@@ -4,6 +4,8 @@ local M = {}
 local api = vim.api
 local host = require('ttyoffer.host')
 
+require('ttyoffer.highlights').define()
+
 --- @class ttyoffer.Shown
 --- @field id integer offer id
 --- @field first string bytes of the first write
