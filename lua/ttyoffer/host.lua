@@ -231,12 +231,6 @@ function M.on_exit(code)
   end
 end
 
-function M.stop()
-  if M.job then
-    pcall(vim.fn.jobstop, M.job)
-  end
-end
-
 --- @return boolean
 function M.ready()
   return M.state == 'ready'

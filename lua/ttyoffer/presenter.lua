@@ -460,11 +460,6 @@ function M.current_id()
   return current and current.id
 end
 
---- @return integer? window of the offer on screen
-function M.current_win()
-  return current and current.win
-end
-
 --- @return integer
 function M.queued()
   return #queue
