@@ -28,17 +28,25 @@ def alive(pid: int) -> bool:
 
 
 def test_host_killed_while_offers_are_armed_and_shown(ed: Editor) -> None:
-    sleeper = start(ed, ["sh", "-c", "sleep 0.5; echo done-sleeping"])
+    sleeper = ed.lua(
+        "_G.sleeper_out = {} return require('ttyoffer').jobstart({'sh', '-c', 'sleep 1; echo went-on'}, "
+        "{on_stdout = function(_, d) vim.list_extend(_G.sleeper_out, d) end,"
+        " on_exit = function(id, code) _G.exit_codes = _G.exit_codes or {} _G.exit_codes[id] = code end})"
+    )
     job, _ = prompt_and_wait_for_float(ed)
     host_pid = ed.lua("return require('ttyoffer.host').pid")
+    keeper_pid = ed.host_status()["keeper_pid"]
+    assert keeper_pid
     os.kill(host_pid, signal.SIGKILL)
-    # The float closes, the prompt's command ends instead of hanging.
+    # The float closes; the prompt nobody can answer now ends instead of hanging.
     close = ed.wait_event("TtyOfferClose")[0]["data"]
     assert close["reason"] == "host exited"
     assert ed.float_wins() == []
-    # Both end (the reader sees its terminal hang up) instead of hanging.
-    exit_code(ed, job)
-    exit_code(ed, sleeper)
+    assert exit_code(ed, job) != 0
+    # The command that never used its terminal goes on as without one.
+    assert exit_code(ed, sleeper) == 0
+    assert "went-on" in ed.lua("return _G.sleeper_out")
+    wait_until(lambda: not alive(keeper_pid), what="the keeper to finish")
     messages = ed.nvim.command_output("messages")
     assert messages.count("ttyoffer host exited") == 1, messages
     # Plain until the host is back, offers again once it is.
@@ -100,6 +108,7 @@ def test_quitting_with_offers_armed_and_shown_leaves_nothing(sandbox: Sandbox, q
         job, _ = prompt_and_wait_for_float(ed)
         pids = [ed.lua("return vim.fn.jobpid(...)", j) for j in [*sleepers, job]]
         host_pid = ed.lua("return require('ttyoffer.host').pid")
+        keeper_pid = ed.host_status()["keeper_pid"]
         nvim_pid = ed.lua("return vim.fn.getpid()")
         ed.nvim.input("<C-\\><C-n>")
         wait_until(lambda: ed.mode() == "nt", what="normal mode")
@@ -107,7 +116,9 @@ def test_quitting_with_offers_armed_and_shown_leaves_nothing(sandbox: Sandbox, q
             ed.nvim.command(quit)
         # Promptly: within the bound, not after children time out.
         wait_until(lambda: not alive(nvim_pid), 10, "Neovim to quit")
-    wait_until(lambda: not any(alive(p) for p in [*pids, host_pid]), 10, "children and host gone")
+    wait_until(
+        lambda: not any(alive(p) for p in [*pids, host_pid, keeper_pid]), 10, "children, host, keeper gone"
+    )
 
 
 def test_switching_off_and_on_mid_flight(ed: Editor) -> None:

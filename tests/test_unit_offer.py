@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import subprocess
 import sys
 from typing import Any
+
+import pytest
 
 from ttyoffer_nvim.offer import Offer, OfferTable, State
 from ttyoffer_nvim.ptys import get_winsize
@@ -14,6 +17,14 @@ from ttyoffer_nvim.ptys import get_winsize
 
 def open_fds() -> set[int]:
     return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+@pytest.fixture(autouse=True)
+def settled_descriptors() -> None:
+    """Objects of earlier tests (a pynvim session, its pipes) may still be
+    waiting for the garbage collector to close their descriptors; let them,
+    so that the counts taken here see only this test's own."""
+    gc.collect()
 
 
 class FakePresenter:

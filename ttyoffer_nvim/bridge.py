@@ -12,6 +12,7 @@ import os
 import resource
 from typing import Any
 
+from .keeper import KeeperLink
 from .offer import Offer, OfferTable
 
 log = logging.getLogger(__name__)
@@ -96,13 +97,15 @@ class TtyOfferHost:
     def __init__(self, nvim: Any) -> None:
         self._nvim = nvim
         self._table: OfferTable | None = None
+        self._keeper: KeeperLink | None = None
         raise_fd_limit()
         install_log_redaction()
 
     @property
     def table(self) -> OfferTable:
         if self._table is None:
-            self._table = OfferTable(self._nvim.loop, NvimPresenter(self._nvim))
+            self._keeper = KeeperLink.start()
+            self._table = OfferTable(self._nvim.loop, NvimPresenter(self._nvim), self._keeper)
         return self._table
 
     def _allocate(self, count: int, rows: int, cols: int) -> tuple[list[list[Any]], str]:
@@ -132,7 +135,12 @@ class TtyOfferHost:
             }
             for o in self.table
         ]
-        return {"pid": os.getpid(), "offers": offers, "fds": len(os.listdir("/proc/self/fd"))}
+        return {
+            "pid": os.getpid(),
+            "keeper_pid": self._keeper.pid if self._keeper else 0,
+            "offers": offers,
+            "fds": len(os.listdir("/proc/self/fd")),
+        }
 
     def screen(self, offer_id: int) -> str:
         offer = self.table.get(int(offer_id))

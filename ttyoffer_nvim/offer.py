@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .keeper import KeeperLink
 from .ptys import Pty, PtyEOF, open_pty, read_available, set_winsize
 from .screen import ScreenModel
 
@@ -153,9 +154,12 @@ def process_gone(pid: int) -> bool:
 class OfferTable:
     """All offers of one host. Every method runs on the host's event loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, presenter: Presenter) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, presenter: Presenter, keeper: KeeperLink | None = None
+    ) -> None:
         self._loop = loop
         self._presenter = presenter
+        self._keeper = keeper
         self._offers: dict[int, Offer] = {}
         self._ids = itertools.count(1)
         self._released: list[int] = []
@@ -168,6 +172,8 @@ class OfferTable:
         offer = Offer(next(self._ids), pty, rows, cols, ScreenModel(rows, cols))
         self._offers[offer.id] = offer
         self._loop.add_reader(pty.master, self._on_readable, offer)
+        if self._keeper:
+            self._keeper.hold(offer.id, pty.master)
         return offer
 
     def bind(self, offer_id: int, pid: int) -> None:
@@ -178,6 +184,8 @@ class OfferTable:
         if offer is None or offer.watch is not None:
             return
         offer.pid = pid
+        if self._keeper:
+            self._keeper.bind(offer_id, pid)
         offer.watch = ExitWatch(self._loop, pid, lambda: self.release(offer_id))
 
     def release(self, offer_id: int) -> None:
@@ -298,6 +306,8 @@ class OfferTable:
         # Pause until the window is attached; the kernel keeps the rest.
         self._loop.remove_reader(offer.pty.master)
         offer.state = State.PRESENTED
+        if self._keeper:
+            self._keeper.shown(offer.id)
         offer.screen.feed(data)
         # The window first; the prompt for its title follows (parsing the
         # screen costs milliseconds the user would wait for the window).
@@ -374,5 +384,8 @@ class OfferTable:
             self._loop.remove_reader(offer.pty.master)
             self._loop.remove_writer(offer.pty.master)
         offer.pty.close()
+        if self._keeper:
+            # The keeper's copy is the last: the hang-up happens there.
+            self._keeper.drop(offer.id)
         offer.pending_input.clear()
         self._offers.pop(offer.id, None)

@@ -1,0 +1,73 @@
+"""Hermetic: the keeper keeps terminals alive when the host goes away, and
+hangs up those whose prompt nobody can answer any more."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from harness import wait_until
+from ttyoffer_nvim.keeper import KeeperLink
+from ttyoffer_nvim.offer import process_gone
+from ttyoffer_nvim.ptys import open_pty
+
+TAKE_TTY = "import os, sys; os.close(os.open(sys.argv[1], os.O_RDWR)); exec(sys.argv[2])"
+
+
+def on_pty(slave: str, script: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", TAKE_TTY, slave, script],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_host_gone_quiet_commands_go_on_shown_prompts_end() -> None:
+    link = KeeperLink.start()
+    assert link is not None
+    quiet, asking = open_pty(24, 80), open_pty(24, 80)
+    link.hold(1, quiet.master)
+    link.hold(2, asking.master)
+    # One never touches its terminal, one waits for an answer on it.
+    sleeper = on_pty(quiet.slave_path, "import time; time.sleep(1); print('went on')")
+    reader = on_pty(
+        asking.slave_path,
+        "import os; fd = os.open('/dev/tty', os.O_RDWR); os.write(fd, b'?'); os.read(fd, 1); print('yes')",
+    )
+    link.bind(1, sleeper.pid)
+    link.bind(2, reader.pid)
+    link.shown(2)
+    # The host dies: its descriptors go, the keeper sees the link close.
+    wait_until(lambda: reader.poll() is None, what="the reader started")
+    quiet.close()
+    asking.close()
+    link.close()
+    out, _ = reader.communicate(timeout=10)
+    assert "yes" not in out  # hung up: it ends instead of waiting forever
+    out, _ = sleeper.communicate(timeout=10)
+    assert sleeper.returncode == 0 and out.strip() == "went on"  # no SIGHUP for it
+    wait_until(lambda: process_gone(link.pid), what="the keeper to finish")
+
+
+def test_dropping_hands_the_hang_up_to_the_keeper() -> None:
+    link = KeeperLink.start()
+    assert link is not None
+    pty = open_pty(24, 80)
+    link.hold(7, pty.master)
+    reader = on_pty(
+        pty.slave_path, "import os; fd = os.open('/dev/tty', os.O_RDWR); os.read(fd, 1); print('answered')"
+    )
+    link.bind(7, reader.pid)
+    pty.close()  # the host's copies are gone, the keeper's holds the line
+    # Absence of a hang-up can only be shown over some time: a bounded wait.
+    try:
+        reader.wait(timeout=0.3)
+        raise AssertionError("hung up while the keeper still held the master")
+    except subprocess.TimeoutExpired:
+        pass
+    link.drop(7)  # declined: now it hangs up
+    out, _ = reader.communicate(timeout=10)
+    assert "answered" not in out
+    link.close()
+    wait_until(lambda: process_gone(link.pid), what="the keeper to finish")
