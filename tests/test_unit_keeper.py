@@ -27,16 +27,13 @@ def test_host_gone_quiet_commands_go_on_shown_prompts_end() -> None:
     link = KeeperLink.start()
     assert link is not None
     quiet, asking = open_pty(24, 80), open_pty(24, 80)
-    link.hold(1, quiet.master)
-    link.hold(2, asking.master)
+    link.hold({1: (quiet.master, quiet.slave_path), 2: (asking.master, asking.slave_path)})
     # One never touches its terminal, one waits for an answer on it.
     sleeper = on_pty(quiet.slave_path, "import time; time.sleep(1); print('went on')")
     reader = on_pty(
         asking.slave_path,
         "import os; fd = os.open('/dev/tty', os.O_RDWR); os.write(fd, b'?'); os.read(fd, 1); print('yes')",
     )
-    link.bind(1, sleeper.pid)
-    link.bind(2, reader.pid)
     link.shown(2)
     # The host dies: its descriptors go, the keeper sees the link close.
     wait_until(lambda: reader.poll() is None, what="the reader started")
@@ -54,11 +51,10 @@ def test_dropping_hands_the_hang_up_to_the_keeper() -> None:
     link = KeeperLink.start()
     assert link is not None
     pty = open_pty(24, 80)
-    link.hold(7, pty.master)
+    link.hold({7: (pty.master, pty.slave_path)})
     reader = on_pty(
         pty.slave_path, "import os; fd = os.open('/dev/tty', os.O_RDWR); os.read(fd, 1); print('answered')"
     )
-    link.bind(7, reader.pid)
     pty.close()  # the host's copies are gone, the keeper's holds the line
     # Absence of a hang-up can only be shown over some time: a bounded wait.
     try:
@@ -66,7 +62,7 @@ def test_dropping_hands_the_hang_up_to_the_keeper() -> None:
         raise AssertionError("hung up while the keeper still held the master")
     except subprocess.TimeoutExpired:
         pass
-    link.drop(7)  # declined: now it hangs up
+    link.drop([7])  # declined: now it hangs up
     out, _ = reader.communicate(timeout=10)
     assert "answered" not in out
     link.close()

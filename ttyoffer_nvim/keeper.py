@@ -22,7 +22,8 @@ import socket
 import subprocess
 import sys
 
-_MAX_MESSAGE = 64
+_MAX_FDS = 200  # SCM_RIGHTS takes at most 253 descriptors a message
+_MAX_MESSAGE = 16 * _MAX_FDS
 
 
 class KeeperLink:
@@ -68,17 +69,23 @@ class KeeperLink:
         except OSError:
             self.close()  # the keeper is gone: carry on without it
 
-    def hold(self, offer_id: int, master: int) -> None:
-        self._send(f"hold {offer_id}", [master])
+    # Messages carry many offers at once: a batch of new ptys, the commands
+    # that ended in one turn of the host's loop. Nothing per spawn.
 
-    def bind(self, offer_id: int, pid: int) -> None:
-        self._send(f"bind {offer_id} {pid}")
+    def hold(self, masters: dict[int, tuple[int, str]]) -> None:
+        """offer id -> (master descriptor, slave path)"""
+        ids = list(masters)
+        for start in range(0, len(ids), _MAX_FDS):
+            batch = ids[start : start + _MAX_FDS]
+            words = " ".join(f"{i}:{masters[i][1]}" for i in batch)
+            self._send("hold " + words, [masters[i][0] for i in batch])
 
     def shown(self, offer_id: int) -> None:
         self._send(f"shown {offer_id}")
 
-    def drop(self, offer_id: int) -> None:
-        self._send(f"drop {offer_id}")
+    def drop(self, offer_ids: list[int]) -> None:
+        for start in range(0, len(offer_ids), _MAX_FDS):
+            self._send("drop " + " ".join(map(str, offer_ids[start : start + _MAX_FDS])))
 
     @property
     def pid(self) -> int:
@@ -94,7 +101,7 @@ class Keeper:
         self.selector = selectors.DefaultSelector()
         self.selector.register(sock, selectors.EVENT_READ, None)
         self.masters: dict[int, int] = {}
-        self.pids: dict[int, int] = {}
+        self.slaves: dict[int, str] = {}
         self.shown: set[int] = set()
         self.watches: dict[int, int] = {}  # offer id -> pidfd
         self.host_alive = True
@@ -109,33 +116,36 @@ class Keeper:
 
     def on_message(self) -> None:
         try:
-            message, fds, _, _ = socket.recv_fds(self.sock, _MAX_MESSAGE, 1)
+            message, fds, _, _ = socket.recv_fds(self.sock, _MAX_MESSAGE, _MAX_FDS)
         except OSError:
             message, fds = b"", []
         if not message:
             self.on_host_gone()
             return
         op, *args = message.decode().split()
-        offer_id = int(args[0])
-        if op == "hold" and fds:
-            self.masters[offer_id] = fds[0]
-        elif op == "bind":
-            self.pids[offer_id] = int(args[1])
+        if op == "hold":
+            pairs = [arg.split(":", 1) for arg in args]
+            for (offer_id, slave), master in zip(pairs, fds):
+                self.masters[int(offer_id)] = master
+                self.slaves[int(offer_id)] = slave
+            fds = fds[len(pairs) :]
         elif op == "shown":
-            self.shown.add(offer_id)
+            self.shown.update(int(a) for a in args)
         elif op == "drop":
-            self.let_go(offer_id)
-        for extra in fds[1:] if op == "hold" else fds:
+            for offer_id in args:
+                self.let_go(int(offer_id))
+        for extra in fds:  # none are expected beyond the holds
             os.close(extra)
 
     def on_host_gone(self) -> None:
         self.host_alive = False
         self.selector.unregister(self.sock)
         self.sock.close()
+        leaders = session_leaders_by_tty()
         for offer_id in list(self.masters):
-            pid = self.pids.get(offer_id)
+            pid = leaders.get(tty_number(self.slaves[offer_id]))
             if offer_id in self.shown or pid is None:
-                # A prompt nobody can answer now, or a pty no command took.
+                # A prompt nobody can answer now, or a pty no command holds.
                 self.let_go(offer_id)
                 continue
             try:
@@ -150,7 +160,7 @@ class Keeper:
         master = self.masters.pop(offer_id, None)
         if master is not None:
             os.close(master)
-        self.pids.pop(offer_id, None)
+        self.slaves.pop(offer_id, None)
         self.shown.discard(offer_id)
         pidfd = self.watches.pop(offer_id, None)
         if pidfd is not None:
@@ -158,7 +168,45 @@ class Keeper:
             os.close(pidfd)
 
 
+def tty_number(slave: str) -> int:
+    """The device number of the pty's slave as /proc/PID/stat spells it."""
+    try:
+        rdev = os.stat(slave).st_rdev
+    except OSError:
+        return -1
+    major, minor = os.major(rdev), os.minor(rdev)
+    return (minor & 0xFF) | (major << 8) | ((minor & ~0xFF) << 12)
+
+
+def session_leaders_by_tty() -> dict[int, int]:
+    """Controlling tty -> pid of the session leader holding it. The commands
+    are session leaders of their own pty (the spawn prologue made them so)."""
+    leaders: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b") ", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # After the command: state ppid pgrp session tty_nr ...
+        pid, session, tty = int(name), int(fields[3]), int(fields[4])
+        if tty and pid == session:
+            leaders[tty] = pid
+    return leaders
+
+
 def main(argv: list[str]) -> int:
+    # One descriptor per command in flight, as in the host (whose helper for
+    # this is not importable here: the keeper runs on the standard library).
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
     sock = socket.socket(fileno=int(argv[1]))
     with contextlib.suppress(KeyboardInterrupt):
         Keeper(sock).run()

@@ -163,6 +163,10 @@ class OfferTable:
         self._offers: dict[int, Offer] = {}
         self._ids = itertools.count(1)
         self._released: list[int] = []
+        # Sent to the keeper once per loop turn, in batches.
+        self._keeper_holds: dict[int, tuple[int, str]] = {}
+        self._keeper_drops: list[int] = []
+        self._keeper_due = False
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -173,7 +177,8 @@ class OfferTable:
         self._offers[offer.id] = offer
         self._loop.add_reader(pty.master, self._on_readable, offer)
         if self._keeper:
-            self._keeper.hold(offer.id, pty.master)
+            self._keeper_holds[offer.id] = (pty.master, pty.slave_path)
+            self._keeper_soon()
         return offer
 
     def bind(self, offer_id: int, pid: int) -> None:
@@ -184,8 +189,6 @@ class OfferTable:
         if offer is None or offer.watch is not None:
             return
         offer.pid = pid
-        if self._keeper:
-            self._keeper.bind(offer_id, pid)
         offer.watch = ExitWatch(self._loop, pid, lambda: self.release(offer_id))
 
     def release(self, offer_id: int) -> None:
@@ -341,6 +344,24 @@ class OfferTable:
             offer.last_prompt = prompt
             self._presenter.prompt(offer, prompt)
 
+    def _keeper_soon(self) -> None:
+        if not self._keeper_due:
+            self._keeper_due = True
+            self._loop.call_soon(self._flush_keeper)
+
+    def _flush_keeper(self) -> None:
+        self._keeper_due = False
+        if self._keeper is None:
+            return
+        if self._keeper_holds:
+            # Descriptors must still be open when sent: holds of offers closed
+            # since were taken out of the batch by _close.
+            holds, self._keeper_holds = self._keeper_holds, {}
+            self._keeper.hold(holds)
+        if self._keeper_drops:
+            drops, self._keeper_drops = self._keeper_drops, []
+            self._keeper.drop(drops)
+
     def _note_released(self, offer_id: int) -> None:
         # One message per loop turn, however many commands ended in it.
         if not self._released:
@@ -383,9 +404,10 @@ class OfferTable:
         if offer.pty.master >= 0:
             self._loop.remove_reader(offer.pty.master)
             self._loop.remove_writer(offer.pty.master)
-        offer.pty.close()
-        if self._keeper:
+        if self._keeper and self._keeper_holds.pop(offer.id, None) is None:
             # The keeper's copy is the last: the hang-up happens there.
-            self._keeper.drop(offer.id)
+            self._keeper_drops.append(offer.id)
+            self._keeper_soon()
+        offer.pty.close()
         offer.pending_input.clear()
         self._offers.pop(offer.id, None)
