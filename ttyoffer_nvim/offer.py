@@ -39,6 +39,9 @@ BATCH_SIZE = 256 * 1024
 # The prompt in the title is recomputed once output has paused this long:
 # a question is asked and then waited on; a flood is not a question.
 PROMPT_QUIET = 0.05
+# How long the keeper's copies of ended commands' ptys may wait to be let go:
+# one message for many commands instead of one each.
+KEEPER_BATCH_DELAY = 0.1
 # Unwritten input kept per offer before further keys are dropped.
 MAX_PENDING_INPUT = 1024 * 1024
 
@@ -166,7 +169,7 @@ class OfferTable:
         # Sent to the keeper once per loop turn, in batches.
         self._keeper_holds: dict[int, tuple[int, str]] = {}
         self._keeper_drops: list[int] = []
-        self._keeper_due = False
+        self._keeper_due: asyncio.TimerHandle | None = None
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -211,7 +214,7 @@ class OfferTable:
         """The user declined: closing the master hangs the child's tty up."""
         offer = self._offers.get(offer_id)
         if offer is not None:
-            self._close(offer)
+            self._close(offer, hang_up_now=True)
 
     def attach(self, offer_id: int, rows: int, cols: int) -> None:
         offer = self._offers.get(offer_id)
@@ -344,13 +347,14 @@ class OfferTable:
             offer.last_prompt = prompt
             self._presenter.prompt(offer, prompt)
 
-    def _keeper_soon(self) -> None:
-        if not self._keeper_due:
-            self._keeper_due = True
-            self._loop.call_soon(self._flush_keeper)
+    def _keeper_soon(self, delay: float = 0.0) -> None:
+        if self._keeper_due is None or (delay == 0.0 and self._keeper_due.when() > self._loop.time()):
+            if self._keeper_due is not None:
+                self._keeper_due.cancel()
+            self._keeper_due = self._loop.call_later(delay, self._flush_keeper)
 
     def _flush_keeper(self) -> None:
-        self._keeper_due = False
+        self._keeper_due = None
         if self._keeper is None:
             return
         if self._keeper_holds:
@@ -390,7 +394,7 @@ class OfferTable:
         self._close(offer)
         self._presenter.closed(offer, reason)
 
-    def _close(self, offer: Offer) -> None:
+    def _close(self, offer: Offer, hang_up_now: bool = False) -> None:
         if offer.state is State.CLOSED:
             return
         offer.state = State.CLOSED
@@ -405,9 +409,11 @@ class OfferTable:
             self._loop.remove_reader(offer.pty.master)
             self._loop.remove_writer(offer.pty.master)
         if self._keeper and self._keeper_holds.pop(offer.id, None) is None:
-            # The keeper's copy is the last: the hang-up happens there.
+            # The keeper's copy is the last: the hang-up happens there. Now,
+            # for a declined prompt; a command that has ended hears nothing,
+            # so its copies go in a batch a moment later.
             self._keeper_drops.append(offer.id)
-            self._keeper_soon()
+            self._keeper_soon(0.0 if hang_up_now else KEEPER_BATCH_DELAY)
         offer.pty.close()
         offer.pending_input.clear()
         self._offers.pop(offer.id, None)
