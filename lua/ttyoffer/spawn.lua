@@ -70,6 +70,10 @@ function M.prologue(tty, opts)
   return code .. DEFAULT_TERM
 end
 
+-- The list prologue depends on nothing but that choice: built once.
+local LIST_SCRIPT = M.prologue('"$0"') .. 'exec "$@"'
+local LIST_SCRIPT_KEEP_GPG_TTY = M.prologue('"$0"', { env = { GPG_TTY = '' } }) .. 'exec "$@"'
+
 --- The basename of the program 'shell' starts.
 --- @param shell string
 --- @return string
@@ -111,8 +115,12 @@ function M.command(cmd, slave, shell, opts)
     cmd = argv
   end
   -- The slave is $0 and the command "$@": no quoting of the command at all.
-  local argv = { '/bin/sh', '-c', M.prologue('"$0"', opts) .. 'exec "$@"', slave }
-  return vim.list_extend(argv, cmd)
+  local keeps_gpg_tty = opts and type(opts.env) == 'table' and opts.env.GPG_TTY ~= nil
+  local argv = { '/bin/sh', '-c', keeps_gpg_tty and LIST_SCRIPT_KEEP_GPG_TTY or LIST_SCRIPT, slave }
+  for i = 1, #cmd do
+    argv[i + 4] = cmd[i]
+  end
+  return argv
 end
 
 --- A short human title for the command.
