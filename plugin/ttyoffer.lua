@@ -42,7 +42,9 @@ api.nvim_create_autocmd('VimResized', {
 -- Python, and commands spawned before it is up simply run without an offer.
 local function start_host()
   vim.schedule(function()
-    if require('ttyoffer.config').current.enabled then
+    -- Loading the modules here, after startup, spares the first command.
+    local ttyoffer = require('ttyoffer')
+    if ttyoffer.enabled() then
       require('ttyoffer.host').start()
     end
   end)

@@ -23,7 +23,7 @@ FIGURES = {
     "idle_cost": ["host_kb_per_offer", "host_fds_per_offer", "host_fds_left_after"],
     "churn": ["host_fds_delta", "nvim_fds_delta", "host_rss_kb_delta", "nvim_rss_kb_delta"],
     "startup": ["added_ms_p50"],
-    "first_command": ["offer_ms", "plain_ms"],
+    "first_command": ["offer_ms", "plain_ms", "host_then"],
 }
 
 

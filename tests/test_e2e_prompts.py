@@ -62,3 +62,22 @@ def test_ssh_keygen_passphrase(ed: Editor, tmp_path: Path) -> None:
     assert done["code"] == 0, done
     public = Path(f"{key}.pub").read_text().split()[:2]
     assert done["output"][0].split()[:2] == public
+
+
+def test_git_https_credential_prompts(ed: Editor, tmp_path: Path) -> None:
+    # git's own terminal prompts, as for an HTTPS push: no helper, no askpass.
+    ed.nvim.command(f"cd {tmp_path}")
+    ed.lua("vim.env.GIT_ASKPASS = nil vim.env.SSH_ASKPASS = nil vim.env.GIT_TERMINAL_PROMPT = nil")
+    request = "printf 'protocol=https\\nhost=git.example.com\\n\\n'"
+    ed.nvim.command(f"Bang {request} | git -c credential.helper= credential fill")
+    screen = answer_float(ed, "Username for 'https://git.example.com':", "alice")
+    assert "Username" in screen
+    win = ed.float_wins()[0]
+    password_prompt = "Password for 'https://alice@git.example.com':"
+    wait_until(lambda: password_prompt in ed.buf_text(win), what=password_prompt)
+    ed.nvim.input("s3cr3t<CR>")
+    done = ed.wait_event("TtyOfferBangDone", timeout=30)[0]["data"]
+    assert done["code"] == 0, done
+    assert "username=alice" in done["output"] and "password=s3cr3t" in done["output"]
+    # The title followed the screen from one question to the next.
+    assert ed.events("TtyOfferPresent")[0]["data"]["title"].startswith("printf")
