@@ -103,6 +103,9 @@ def buffer_lines(ed: Editor, buf: int) -> list[str]:
 
 
 def test_keys_typed_into_the_editor_as_a_prompt_arrives_stay_in_the_editor(ed: Editor) -> None:
+    # A long pause, so that a stall of the test machine between two keys is
+    # not taken for the user stopping to type.
+    ed.lua("require('ttyoffer').setup({float = {typing_pause = 1000}})")
     ed.nvim.command("enew")
     origin = ed.nvim.current.buffer.number
     ed.nvim.input("i")
@@ -127,6 +130,7 @@ def test_keys_typed_into_the_editor_as_a_prompt_arrives_stay_in_the_editor(ed: E
 
 
 def test_keys_typed_for_a_prompt_that_ends_never_reach_the_editor(ed: Editor) -> None:
+    ed.lua("require('ttyoffer').setup({float = {typing_pause = 1000}})")
     ed.nvim.command("enew")
     origin = ed.nvim.current.buffer.number
     ed.nvim.input("i")
