@@ -32,6 +32,14 @@ def test_signed_commit_through_pinentry_curses(sandbox: Sandbox, tmp_path: Path,
         with editor(sandbox) as ed:
             ed.nvim.command(f"cd {repo}")
             ed.nvim.command("Bang git commit -q -S -m 'signed from the float'")
+            # The host's own screen model reads the same dialog (it names the
+            # prompt in the title) before the user answers.
+            shown = wait_until(
+                lambda: [o for o in ed.host_status()["offers"] if o["prompt"] == "Passphrase"],
+                what="the prompt in the host's screen model",
+            )
+            model = ed.lua("return require('ttyoffer.host').request('ttyoffer_screen', ...)", shown[0]["id"])
+            assert "Please enter the passphrase" in model
             screen = answer_float(ed, "Passphrase", keyring.passphrase)
             assert "passphrase" in screen.lower()
             done = ed.wait_event("TtyOfferBangDone", timeout=30)[0]["data"]

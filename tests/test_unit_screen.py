@@ -62,3 +62,29 @@ def test_resize_keeps_content() -> None:
     screen.resize(10, 40)
     assert screen.lines()[0] == "hello"
     assert len(screen.lines()) == 10
+
+
+def test_curses_line_drawing_frames_are_not_letters() -> None:
+    # ncurses on xterm draws frames with the DEC line-drawing set: ESC ( 0,
+    # then l q k x m j, then ESC ( B. Split across feeds, as a pty delivers it.
+    frame = (
+        b"\x1b[2J\x1b[1;1H\x1b(0lqqqqqqqqqqqqqqqqqqqqqqqqqk\x1b(B"
+        b"\x1b[2;1H\x1b(0x\x1b(B Passphrase: ________ \x1b(0x\x1b(B"
+        b"\x1b[3;1H\x1b(0mqqqqqqqqqqqqqqqqqqqqqqqqqj\x1b(B\x1b[2;15H"
+    )
+    screen = ScreenModel(24, 80)
+    for start in range(0, len(frame), 7):
+        screen.feed(frame[start : start + 7])
+    assert screen.prompt() == "Passphrase"
+    lines = screen.lines()
+    assert lines[0].startswith("┌──") and lines[1].startswith("│ Passphrase:") and lines[2].startswith("└──")
+
+
+def test_shift_out_to_a_line_drawing_g1_and_back() -> None:
+    screen = model(b"\x1b)0\x0eqqq\x0f text")
+    assert screen.lines()[0] == "─── text"
+
+
+def test_letters_inside_escape_sequences_are_left_alone() -> None:
+    screen = model(b"\x1b(0\x1b[31mq\x1b]0;title x\x07q\x1b(B")
+    assert screen.lines()[0] == "──"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import unicodedata
 
 import pyte
+from pyte.charsets import VT100_MAP
 
 # Past this many unparsed bytes only the tail is kept: what is on screen after
 # a flood is what the tail drew, and parsing all of it would cap throughput
@@ -53,6 +54,85 @@ def _strip_decoration(text: str) -> str:
     return text.strip().rstrip(":").strip()
 
 
+_ESC, _SO, _SI = 0x1B, 0x0E, 0x0F
+
+
+class LineDrawing:
+    """Applies the DEC line-drawing character set, as xterm and Neovim's own
+    terminal do. pyte ignores charset designations in UTF-8 mode, so curses
+    frames (``ESC ( 0`` then ``lqqk`` / ``x``) would read as letters: a
+    pinentry box would put an "x" in front of "Passphrase".
+
+    A byte filter with state across feeds: outside escape sequences, printable
+    ASCII in the line-drawing set becomes the UTF-8 of its symbol.
+    """
+
+    _GRAPHICS = {code: VT100_MAP[code].encode() for code in range(0x20, 0x7F) if VT100_MAP[code] != chr(code)}
+
+    def __init__(self) -> None:
+        self._g0 = self._g1 = False  # is G0 / G1 the line-drawing set
+        self._shifted = False  # SO selected G1
+        self._escape = b""  # an escape sequence cut by a feed boundary
+
+    def filter(self, data: bytes) -> bytes:
+        data = self._escape + data
+        self._escape = b""
+        if not (self._g0 or self._g1 or b"\x1b(0" in data or b"\x1b)0" in data):
+            return data  # the common case: nothing to translate
+        out = bytearray()
+        i, n = 0, len(data)
+        while i < n:
+            byte = data[i]
+            if byte == _ESC:
+                end = self._sequence_end(data, i)
+                if end is None:
+                    self._escape = data[i:]
+                    break
+                sequence = data[i:end]
+                if len(sequence) == 3 and sequence[1:2] in (b"(", b")"):
+                    graphics = sequence[2:3] == b"0"
+                    if sequence[1:2] == b"(":
+                        self._g0 = graphics
+                    else:
+                        self._g1 = graphics
+                out += sequence
+                i = end
+                continue
+            if byte == _SO:
+                self._shifted = True
+            elif byte == _SI:
+                self._shifted = False
+            elif (self._g1 if self._shifted else self._g0) and byte in self._GRAPHICS:
+                out += self._GRAPHICS[byte]
+                i += 1
+                continue
+            out.append(byte)
+            i += 1
+        return bytes(out)
+
+    @staticmethod
+    def _sequence_end(data: bytes, start: int) -> int | None:
+        """Index after the escape sequence at `start`, None if it is cut."""
+        if start + 1 >= len(data):
+            return None
+        kind = data[start + 1]
+        if kind == ord("["):  # CSI: parameters, then a final byte 0x40-0x7e
+            for j in range(start + 2, len(data)):
+                if 0x40 <= data[j] <= 0x7E:
+                    return j + 1
+            return None
+        if kind == ord("]"):  # OSC: up to BEL or ESC \
+            for j in range(start + 2, len(data)):
+                if data[j] == 0x07:
+                    return j + 1
+                if data[j] == _ESC and j + 1 < len(data) and data[j + 1] == ord("\\"):
+                    return j + 2
+            return None
+        if kind in b"()*+#%":  # designations and the like: one more byte
+            return start + 3 if start + 2 < len(data) else None
+        return start + 2
+
+
 class ScreenModel:
     """Built on first use: an armed offer that never speaks costs no screen."""
 
@@ -61,6 +141,7 @@ class ScreenModel:
         self._model: tuple[pyte.Screen, pyte.ByteStream] | None = None
         self._pending = bytearray()
         self._overflowed = False
+        self._line_drawing = LineDrawing()
 
     @property
     def _screen(self) -> pyte.Screen:
@@ -92,9 +173,11 @@ class ScreenModel:
             screen.reset()
             stream = pyte.ByteStream(screen)
             self._model = (screen, stream)
+            self._line_drawing = LineDrawing()
             self._overflowed = False
         if self._pending:
-            data = bytes(self._pending)
+            # Filtered here, not as bytes arrive: only the kept tail costs.
+            data = self._line_drawing.filter(bytes(self._pending))
             self._pending.clear()
             stream.feed(data)
 
