@@ -11,6 +11,8 @@ from ttyoffer_nvim.keeper import KeeperLink
 from ttyoffer_nvim.offer import process_gone
 from ttyoffer_nvim.ptys import open_pty
 
+READY = "print('ready', flush=True); "
+ASK = "import os; fd = os.open('/dev/tty', os.O_RDWR); " + READY + "os.read(fd, 1); "
 TAKE_TTY = "import os, sys; os.close(os.open(sys.argv[1], os.O_RDWR)); exec(sys.argv[2])"
 
 
@@ -29,19 +31,22 @@ def test_host_gone_quiet_commands_go_on_shown_prompts_end() -> None:
     quiet, asking = open_pty(24, 80), open_pty(24, 80)
     link.hold({1: (quiet.master, quiet.slave_path), 2: (asking.master, asking.slave_path)})
     # One never touches its terminal, one waits for an answer on it.
-    sleeper = on_pty(quiet.slave_path, "import time; time.sleep(1); print('went on')")
+    sleeper = on_pty(quiet.slave_path, "import time; " + READY + "time.sleep(1); print('went on')")
     reader = on_pty(
         asking.slave_path,
-        "import os; fd = os.open('/dev/tty', os.O_RDWR); os.write(fd, b'?'); os.read(fd, 1); print('yes')",
+        ASK + "print('yes')",
     )
     link.shown(2)
-    # The host dies: its descriptors go, the keeper sees the link close.
-    wait_until(lambda: reader.poll() is None, what="the reader started")
+    # Both hold their terminal (as the host's slave copy guarantees in real
+    # use); then the host dies: its descriptors go, the keeper sees the link close.
+    for proc in (sleeper, reader):
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
     quiet.close()
     asking.close()
     link.close()
     out, _ = reader.communicate(timeout=10)
-    assert "yes" not in out  # hung up: it ends instead of waiting forever
+    assert reader.returncode != 0 and "yes" not in out  # hung up: it ends instead of waiting forever
     out, _ = sleeper.communicate(timeout=10)
     assert sleeper.returncode == 0 and out.strip() == "went on"  # no SIGHUP for it
     wait_until(lambda: process_gone(link.pid), what="the keeper to finish")
@@ -53,8 +58,11 @@ def test_dropping_hands_the_hang_up_to_the_keeper() -> None:
     pty = open_pty(24, 80)
     link.hold({7: (pty.master, pty.slave_path)})
     reader = on_pty(
-        pty.slave_path, "import os; fd = os.open('/dev/tty', os.O_RDWR); os.read(fd, 1); print('answered')"
+        pty.slave_path,
+        ASK + "print('answered')",
     )
+    assert reader.stdout is not None
+    assert reader.stdout.readline().strip() == "ready"
     pty.close()  # the host's copies are gone, the keeper's holds the line
     # Absence of a hang-up can only be shown over some time: a bounded wait.
     try:
