@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from pathlib import Path
 
@@ -24,7 +25,21 @@ class Tui:
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
-        wait_until(lambda: Path(self.socket).exists(), 20, "the TUI's RPC socket")
+        # The socket file appears at bind(), a moment before listen(): wait
+        # until it accepts a connection, not merely until it exists.
+        wait_until(self._accepts, 20, "the TUI's RPC socket to accept connections")
+
+    def _accepts(self) -> bool:
+        if not Path(self.socket).exists():
+            return False
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(self.socket)
+        except OSError:
+            return False
+        finally:
+            probe.close()
+        return True
 
     def _read(self) -> None:
         while True:
