@@ -11,6 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PINENTRY = "/usr/bin/pinentry-curses"
+# gpg-agent puts its sockets in GNUPGHOME when there is no /run/user/UID, and a
+# unix socket's path holds at most 107 bytes; its longest is S.gpg-agent.browser.
+LONGEST_AGENT_SOCKET = "S.gpg-agent.browser"
+SOCKET_PATH_MAX = 107
+
+
+class FixtureError(RuntimeError):
+    """A throwaway credential could not be made; the message names the fix."""
 
 
 @dataclass
@@ -28,6 +36,12 @@ class Keyring:
 
 
 def make_keyring(home: Path, passphrase: str) -> Keyring:
+    socket = home.absolute() / LONGEST_AGENT_SOCKET
+    if len(os.fsencode(socket)) > SOCKET_PATH_MAX and not Path(f"/run/user/{os.getuid()}").is_dir():
+        raise FixtureError(
+            f"{home} is too deep for gpg-agent's sockets ({len(os.fsencode(socket))} bytes, "
+            f"at most {SOCKET_PATH_MAX}): set TMPDIR to a shorter folder, e.g. TMPDIR=/tmp"
+        )
     home.mkdir(parents=True, exist_ok=True)
     home.chmod(0o700)
     # Nothing cached: every signature asks, as a fresh login would.
@@ -35,13 +49,15 @@ def make_keyring(home: Path, passphrase: str) -> Keyring:
         f"pinentry-program {PINENTRY}\ndefault-cache-ttl 0\nmax-cache-ttl 0\nallow-loopback-pinentry\n"
     )
     env = {**os.environ, "GNUPGHOME": str(home)}
-    subprocess.run(
+    made = subprocess.run(
         [
             "gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", passphrase,
             "--quick-gen-key", "ttyoffer demo <demo@ttyoffer.invalid>", "ed25519", "sign", "never",
         ],
-        env=env, check=True, capture_output=True,
+        env=env, capture_output=True, text=True,
     )  # fmt: skip
+    if made.returncode != 0:
+        raise FixtureError(f"gpg could not make the signing key in {home}:\n{made.stderr.strip()}")
     listing = subprocess.run(
         ["gpg", "--batch", "--with-colons", "--list-secret-keys"],
         env=env,

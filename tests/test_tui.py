@@ -9,7 +9,7 @@ from pathlib import Path
 import pynvim
 import pytest
 
-from harness import Editor, Sandbox, wait_until
+from harness import Editor, Sandbox
 from tui import Tui
 
 pytestmark = pytest.mark.tui
@@ -63,7 +63,7 @@ def test_prompt_float_in_the_tui(tui: tuple[Tui, Editor]) -> None:
     # The edited buffer got none of it, and the screen is the editor's again.
     assert ed.nvim.current.buffer[:] == ["first line of the notes", "second line stays put"]
     assert ed.nvim.current.buffer.options["modified"] is False
-    wait_until(lambda: not any("╭" in line for line in term.lines()), what="the float gone from the screen")
+    term.wait_gone("╭")  # the float
     screen = term.lines()
     assert screen[0].startswith("first line of the notes")
     assert screen[1].startswith("second line stays put")

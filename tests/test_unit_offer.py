@@ -126,6 +126,41 @@ async def test_first_write_presents_exactly_once_and_nothing_is_lost() -> None:
     assert open_fds() == before
 
 
+async def test_a_dialog_torn_down_after_the_answer_keeps_its_title() -> None:
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    # pinentry-curses' shape: a question in a frame, buttons below, and on
+    # exit curses' endwin() parks the cursor at the bottom left.
+    script = (
+        "import os; fd = os.open('/dev/tty', os.O_RDWR)\n"
+        "os.write(fd, b'\\x1b[2J\\x1b[5;3H| Passphrase: ______ |\\x1b[7;3H|  <OK>  <Cancel>  |\\x1b[5;17H')\n"
+        "os.read(fd, 100)\n"
+        "os.write(fd, b'\\x1b[24;1Htorn down')\n"
+        "os.write(fd, b'\\x1b[24;1H')\n"
+        "os.read(fd, 100)\n"
+    )
+    proc = spawn_on(offer, script)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    table.attach(offer.id, 24, 80)
+    loop = asyncio.get_running_loop()
+
+    async def settled(marker: bytes) -> None:
+        deadline = loop.time() + 10
+        while marker not in presenter.received() or offer.prompt_timer is not None:
+            assert loop.time() < deadline, presenter.calls[-3:]
+            await asyncio.sleep(0.01)
+
+    await settled(b"Passphrase")
+    table.write(offer.id, b"secret\r")
+    await settled(b"torn down")
+    prompts = [c[2] for c in presenter.calls if c[0] == "prompt"]
+    assert prompts == ["Passphrase"]
+    table.write(offer.id, b"\r")
+    assert await wait_exit(proc) == 0
+    table.release(offer.id)
+
+
 async def test_close_before_any_write_presents_nothing() -> None:
     before = open_fds()
     presenter = FakePresenter()

@@ -30,6 +30,11 @@ def test_empty_cursor_line_falls_back_to_the_line_above() -> None:
     assert model(b"[sudo] password for alice:\r\n").prompt() == "[sudo] password for alice"
 
 
+def test_without_looking_above_only_the_cursor_line_counts() -> None:
+    assert model(b"[sudo] password for alice:\r\n").prompt(look_above=False) == ""
+    assert model(b"Password: ").prompt(look_above=False) == "Password"
+
+
 def test_no_text_no_prompt() -> None:
     assert model(b"\x1b[2J\x1b[H").prompt() == ""
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import ptyprocess
 import pyte
@@ -12,12 +14,11 @@ import pyte
 from harness import Sandbox, nvim_binary, wait_until
 
 
-class Tui:
-    def __init__(self, sandbox: Sandbox, args: list[str], rows: int = 30, cols: int = 100) -> None:
+class PtyScreen:
+    """Any program in a pty of the given size, its screen rendered with pyte."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], rows: int = 30, cols: int = 100) -> None:
         self.rows, self.cols = rows, cols
-        self.socket = str(sandbox.base / "tui.sock")
-        env = {**sandbox.env, "TERM": "xterm-256color", "COLORTERM": ""}
-        argv = [nvim_binary(), "-u", str(sandbox.init), "--listen", self.socket, *args]
         self.proc = ptyprocess.PtyProcess.spawn(argv, env=env, dimensions=(rows, cols))
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
@@ -25,21 +26,6 @@ class Tui:
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
-        # The socket file appears at bind(), a moment before listen(): wait
-        # until it accepts a connection, not merely until it exists.
-        wait_until(self._accepts, 20, "the TUI's RPC socket to accept connections")
-
-    def _accepts(self) -> bool:
-        if not Path(self.socket).exists():
-            return False
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(self.socket)
-        except OSError:
-            return False
-        finally:
-            probe.close()
-        return True
 
     def _read(self) -> None:
         while True:
@@ -61,14 +47,50 @@ class Tui:
     def type(self, keys: str) -> None:
         self.proc.write(keys.encode())
 
+    def showing(self, needle: str) -> list[str] | None:
+        """The screen's lines if `needle` is on it, else None."""
+        lines = self.lines()
+        return lines if any(needle in line for line in lines) else None
+
     def wait_text(self, needle: str, timeout: float = 15.0) -> list[str]:
-        return wait_until(
-            lambda: (lambda lines: lines if any(needle in line for line in lines) else None)(self.lines()),
-            timeout,
-            f"{needle!r} on the TUI screen",
-        )
+        return self._wait(lambda: self.showing(needle), timeout, f"{needle!r} on the screen")
+
+    def wait_gone(self, needle: str, timeout: float = 15.0) -> None:
+        self._wait(lambda: self.showing(needle) is None, timeout, f"{needle!r} gone from the screen")
+
+    def _wait(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+        try:
+            return wait_until(predicate, timeout, what)
+        except AssertionError as timeout_error:
+            # What was on the screen instead is the first thing one wants to see.
+            raise AssertionError(f"{timeout_error}; the screen:\n{self.text().rstrip()}") from None
 
     def close(self) -> None:
         if self.proc.isalive():
             self.proc.terminate(force=True)
         self.proc.close(force=True)
+
+
+class Tui(PtyScreen):
+    """Neovim's own TUI under the test sandbox, with an RPC socket for checks."""
+
+    def __init__(self, sandbox: Sandbox, args: list[str], rows: int = 30, cols: int = 100) -> None:
+        self.socket = str(sandbox.base / "tui.sock")
+        env = {**sandbox.env, "TERM": "xterm-256color", "COLORTERM": ""}
+        argv = [nvim_binary(), "-u", str(sandbox.init), "--listen", self.socket, *args]
+        super().__init__(argv, env, rows, cols)
+        # The socket file appears at bind(), a moment before listen(): wait
+        # until it accepts a connection, not merely until it exists.
+        wait_until(self._accepts, 20, "the TUI's RPC socket to accept connections")
+
+    def _accepts(self) -> bool:
+        if not Path(self.socket).exists():
+            return False
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(self.socket)
+        except OSError:
+            return False
+        finally:
+            probe.close()
+        return True

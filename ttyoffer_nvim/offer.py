@@ -342,8 +342,12 @@ class OfferTable:
         offer.prompt_timer = None
         if offer.state is State.CLOSED:
             return
-        prompt = offer.screen.prompt()
-        if prompt != offer.last_prompt:
+        # Once a question has been named, only a new one where the cursor
+        # waits replaces it: a program tearing its dialog down (curses'
+        # endwin() parks the cursor at the bottom left) must not retitle the
+        # window with whatever text is left above, such as pinentry's buttons.
+        prompt = offer.screen.prompt(look_above=not offer.last_prompt)
+        if prompt and prompt != offer.last_prompt:
             offer.last_prompt = prompt
             self._presenter.prompt(offer, prompt)
 

@@ -188,18 +188,19 @@ class ScreenModel:
     def text(self) -> str:
         return "\n".join(self.lines()).rstrip("\n")
 
-    def prompt(self) -> str:
+    def prompt(self, look_above: bool = True) -> str:
         """The question the screen asks, if it shows one, else "".
 
         The cursor sits where the answer goes, so the text left of it on its
         line is the prompt ("Passphrase: ", "Password for 'https://x': ").
-        With nothing there, the nearest non-empty line above is used.
+        With nothing there and `look_above`, the nearest non-empty line above
+        is used (a question printed on a line of its own).
         """
         lines = self.lines()
         cursor = self._screen.cursor
         row = min(max(cursor.y, 0), len(lines) - 1)
         candidate = _strip_decoration(lines[row][: cursor.x])
-        while not candidate and row > 0:
+        while look_above and not candidate and row > 0:
             row -= 1
             candidate = _strip_decoration(lines[row])
         return sanitize(candidate)

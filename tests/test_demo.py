@@ -1,0 +1,118 @@
+"""The README's demo command, run as a new user would: in a terminal, following
+the instructions it puts on the screen."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness import wait_until
+from tui import PtyScreen
+
+pytestmark = pytest.mark.tui
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSPHRASE = "ttyoffer"  # the one the welcome text tells the user
+
+
+def demo_env(tmpdir: Path) -> dict[str, str]:
+    """A new user's environment: nothing of ours but the prepared virtualenv."""
+    home = tmpdir / "home"
+    home.mkdir(exist_ok=True)
+    keep = ("PATH", "LANG", "LC_ALL", "USER", "LOGNAME")
+    env = {name: os.environ[name] for name in keep if name in os.environ}
+    env.update(
+        HOME=str(home),
+        TMPDIR=str(tmpdir),  # where the demo makes its folder
+        TERM="xterm-256color",
+        SHELL="/bin/sh",
+        TTYOFFER_VENV=sys.prefix,  # the suite's own virtualenv, already prepared
+    )
+    return env
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    # pytest's tmp_path is too deep for gpg-agent's sockets (see the next test).
+    with tempfile.TemporaryDirectory(prefix="tto-", dir="/tmp") as path:
+        yield Path(path)
+
+
+@pytest.fixture
+def demo(short_tmp: Path) -> Iterator[PtyScreen]:
+    screen = PtyScreen(["bash", str(ROOT / "scripts" / "demo")], demo_env(short_tmp), rows=40, cols=100)
+    try:
+        # Key generation and :UpdateRemotePlugins come first.
+        screen.wait_text("ttyoffer.nvim demo", timeout=90)
+        yield screen
+    finally:
+        screen.close()
+
+
+def run(screen: PtyScreen, command: str) -> None:
+    screen.type(f":{command}\r")
+
+
+def wait_host(screen: PtyScreen) -> None:
+    """What a user would look at: `:TtyOffer status` says the host is ready.
+    Each answer is dismissed at once: Neovim handles no RPC (so the host
+    cannot finish starting) while its hit-enter prompt is up."""
+
+    def ready() -> bool:
+        run(screen, "TtyOffer status")
+        lines = screen.wait_text("Press ENTER")
+        screen.type("\r")
+        screen.wait_gone("Press ENTER")
+        return any("host ready" in line for line in lines)
+
+    wait_until(ready, 30, "the host to be ready")
+
+
+def test_demo_signed_commit_as_the_welcome_text_says(demo: PtyScreen, short_tmp: Path) -> None:
+    demo.wait_text(":Bang git commit -S")
+    wait_host(demo)
+    run(demo, 'Bang git commit -S -m "signed inside Neovim"')
+    # gpg's real pinentry-curses dialog, drawn inside the float's frame.
+    lines = demo.wait_text("Please enter the passphrase", timeout=30)
+    # The frame's title names the command and, once read, the question.
+    lines = demo.wait_text('signed inside Neovim" — Passphrase')
+    assert any("╭" in line and "git commit -S" in line for line in lines)
+    demo.type(PASSPHRASE + "\r")
+    lines = demo.wait_text("(root-commit)", timeout=30)  # git's "[main (root-commit) 1a2b3c4] signed…"
+    # pinentry tearing its dialog down did not retitle the window with its buttons.
+    assert not any("<OK>" in line and "╭" in line for line in lines)
+    demo.wait_text("Press ENTER")
+    demo.type("\r")
+    demo.wait_gone("╭")  # the float
+    run(demo, "Bang git log --show-signature -1")
+    demo.wait_text("Good signature", timeout=30)
+    demo.type("\r")
+    run(demo, "qa!")
+    wait_until(lambda: not demo.proc.isalive(), 30, "the demo to exit")
+    # The demo cleans up after itself: keys, repository, agent.
+    assert demo.proc.exitstatus == 0
+    assert list(short_tmp.glob("ttyoffer-demo.*")) == []
+
+
+def test_demo_names_the_fix_when_tmpdir_is_too_deep(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60)
+    deep.mkdir()
+    result = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "demo")],
+        env=demo_env(deep),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert "too deep for gpg-agent's sockets" in result.stderr
+    assert "TMPDIR=/tmp" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert list(deep.glob("ttyoffer-demo.*")) == []  # nothing left behind
