@@ -79,7 +79,7 @@ def test_demo_signed_commit_as_the_welcome_text_says(demo: PtyScreen, short_tmp:
     wait_host(demo)
     run(demo, 'Bang git commit -S -m "signed inside Neovim"')
     # gpg's real pinentry-curses dialog, drawn inside the float's frame.
-    lines = demo.wait_text("Please enter the passphrase", timeout=30)
+    demo.wait_text("Please enter the passphrase", timeout=30)
     # The frame's title names the command and, once read, the question.
     lines = demo.wait_text('signed inside Neovim" — Passphrase')
     assert any("╭" in line and "git commit -S" in line for line in lines)
@@ -95,11 +95,27 @@ def test_demo_signed_commit_as_the_welcome_text_says(demo: PtyScreen, short_tmp:
     demo.type("\r")
     run(demo, "qa!")
     wait_until(lambda: not demo.proc.isalive(), 30, "the demo to exit")
-    # The demo cleans up after itself: keys, repository, agent.
+    # The demo leaves nothing behind: its folder (keys, repository) and its gpg-agent.
     assert demo.proc.exitstatus == 0
     assert list(short_tmp.glob("ttyoffer-demo.*")) == []
+    wait_until(lambda: processes_mentioning(str(short_tmp)) == [], 10, "the demo's gpg-agent to be gone")
 
 
+def processes_mentioning(text: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # gone meanwhile
+            continue
+        if text in args:
+            found.append(args)
+    return found
+
+
+@pytest.mark.skipif(
+    Path(f"/run/user/{os.getuid()}").is_dir(), reason="gpg-agent keeps its sockets in /run/user here"
+)
 def test_demo_names_the_fix_when_tmpdir_is_too_deep(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 60)
     deep.mkdir()
