@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import platform
 import statistics
@@ -389,6 +390,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "latest.json")
     parser.add_argument("--only", help="comma-separated figures to run, e.g. spawn_list,spawn_string")
     args = parser.parse_args(argv)
+    # pynvim closes its event loop while asyncio's child watcher still tracks
+    # the Neovim it has just quit, and asyncio warns about it once per editor:
+    # dozens of lines of noise around the figures.
+    logging.getLogger("asyncio").setLevel(logging.ERROR)
     only = set(args.only.split(",")) if args.only else None
     results = run(SMALL if args.small else FULL, args.json, only)
     if only:
