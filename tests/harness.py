@@ -165,3 +165,28 @@ def _attach(sandbox: Sandbox, *extra: str) -> pynvim.Nvim:
 
 def which(program: str) -> str | None:
     return shutil.which(program)
+
+
+# pinentry-curses as gpg-agent runs it: the terminal opened by its path,
+# outside the command's session, and on a vanished terminal it retries its
+# failing reads forever instead of exiting.
+STRAY = (
+    "import os, sys, time\n"
+    "fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)\n"
+    "print('ready', flush=True)\n"
+    "while True:\n"
+    "    try:\n"
+    "        os.read(fd, 1)\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "    time.sleep(0.01)\n"
+)
+
+
+def start_stray(slave_path: str) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STRAY, slave_path], start_new_session=True, stdout=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == b"ready\n"
+    return proc

@@ -59,6 +59,13 @@ def run(screen: PtyScreen, command: str) -> None:
     screen.type(f":{command}\r")
 
 
+def bang_output(lines: list[str]) -> list[str]:
+    """What :Bang printed below the editor: from its ":!cmd" line on (the
+    welcome text above quotes some of the same words)."""
+    start = max(i for i, line in enumerate(lines) if line.startswith(":!"))
+    return [line.rstrip() for line in lines[start:]]
+
+
 def wait_host(screen: PtyScreen) -> None:
     """What a user would look at: `:TtyOffer status` says the host is ready.
     Each answer is dismissed at once: Neovim handles no RPC (so the host
@@ -74,7 +81,7 @@ def wait_host(screen: PtyScreen) -> None:
     wait_until(ready, 30, "the host to be ready")
 
 
-def test_demo_signed_commit_as_the_welcome_text_says(demo: PtyScreen, short_tmp: Path) -> None:
+def test_demo_step_by_step_as_the_welcome_text_says(demo: PtyScreen, short_tmp: Path) -> None:
     demo.wait_text(":Bang git commit -S")
     wait_host(demo)
     run(demo, 'Bang git commit -S -m "signed inside Neovim"')
@@ -92,6 +99,57 @@ def test_demo_signed_commit_as_the_welcome_text_says(demo: PtyScreen, short_tmp:
     demo.wait_gone("╭")  # the float
     run(demo, "Bang git log --show-signature -1")
     demo.wait_text("Good signature", timeout=30)
+    demo.type("\r")
+    demo.wait_gone("Good signature")
+
+    # 3. A command that asks for nothing never opens a window.
+    run(demo, "Bang ls -l")
+    lines = demo.wait_text("Press ENTER")
+    assert any(line.endswith(" README") for line in bang_output(lines))
+    assert not any("╭" in line for line in lines)
+    demo.type("\r")
+    demo.wait_gone("Press ENTER")
+
+    # 4. An ssh key with a passphrase, answered in the window.
+    folder = next(short_tmp.glob("ttyoffer-demo.*"))
+    key = folder / "ssh" / "id_ed25519"
+    run(demo, f"Bang ssh-keygen -y -f {key}")
+    lines = demo.wait_text("│Enter passphrase")
+    assert any("╭" in line and "ssh-keygen -y -f" in line for line in lines)
+    demo.type(PASSPHRASE + "\r")
+    public = " ".join(Path(f"{key}.pub").read_text().split()[:2])
+    demo.wait_text(public, timeout=30)
+    demo.type("\r")
+    demo.wait_gone(public)
+    demo.wait_gone("╭")
+
+    # 5. Declining hangs the command up at once (128 + SIGHUP) instead of
+    # leaving it waiting for an answer.
+    decline = 'Bang git commit --allow-empty -S -m "declined"'
+    run(demo, decline)
+    demo.wait_text("Please enter the passphrase", timeout=30)
+    demo.type("\x11")  # <C-q>, the documented dismiss key
+    lines = demo.wait_text("Press ENTER", timeout=30)
+    assert bang_output(lines)[1:] == ["", "shell returned 129", "Press ENTER or type command to continue"]
+    demo.wait_gone("╭")
+    demo.type("\r")
+    demo.wait_gone("Press ENTER")
+
+    # 6. Off is stock Neovim: no window, gpg cannot ask. On brings it back.
+    run(demo, "TtyOffer off")
+    run(demo, decline)
+    lines = demo.wait_text("Press ENTER", timeout=30)
+    output = bang_output(lines)
+    assert any("gpg failed to sign the data" in line for line in output)
+    assert "shell returned 128" in output
+    assert not any("╭" in line for line in lines)
+    demo.type("\r")
+    demo.wait_gone("Press ENTER")
+    run(demo, "TtyOffer on")
+
+    # 7. What is going on.
+    run(demo, "TtyOffer status")
+    demo.wait_text("ttyoffer: on; host ready")
     demo.type("\r")
     run(demo, "qa!")
     wait_until(lambda: not demo.proc.isalive(), 30, "the demo to exit")

@@ -62,6 +62,54 @@ def test_signed_commit_through_pinentry_curses(sandbox: Sandbox, tmp_path: Path,
     assert "\x1b[" not in out + err
 
 
+def test_a_declined_passphrase_leaves_nothing_behind(sandbox: Sandbox, tmp_path: Path) -> None:
+    keyring = make_keyring(tmp_path / "gnupg", "second time lucky")
+    repo = make_signing_repo(tmp_path / "repo", keyring)
+    sandbox.env.update(keyring.env)
+    try:
+        with editor(sandbox) as ed:
+            ed.nvim.command(f"cd {repo}")
+            ed.nvim.command("Bang git commit -q -S -m 'declined'")
+            ed.wait_event("TtyOfferPresent")
+            win = wait_until(lambda: ed.float_wins(), what="the prompt window")[0]
+            wait_until(lambda: "Passphrase" in ed.buf_text(win), what="pinentry's dialog")
+            ed.nvim.command("TtyOffer dismiss")
+            done = ed.wait_event("TtyOfferBangDone", timeout=30)[0]["data"]
+            assert done["code"] != 0
+            ed.wait_event("TtyOfferClose")
+            wait_until(lambda: ed.float_wins() == [], what="the window gone")
+            # pinentry, started by gpg-agent outside git's session, is hung up
+            # with the window instead of spinning on the dead terminal while
+            # gpg-agent waits for it ...
+            wait_until(lambda: not pinentries_of(keyring.home), what="no pinentry left running")
+            # ... so the next signature asks again and goes through.
+            ed.nvim.command("Bang git commit -q -S -m 'signed the second time'")
+            answer_float(ed, "Passphrase", keyring.passphrase)
+            done = ed.wait_event("TtyOfferBangDone", count=2, timeout=30)[1]["data"]
+            assert done["code"] == 0, done
+        verify = subprocess.run(
+            ["git", "verify-commit", "HEAD"], cwd=repo, env={**os.environ, **keyring.env}, capture_output=True
+        )
+        assert verify.returncode == 0, verify.stderr
+    finally:
+        keyring.kill_agent()
+
+
+def pinentries_of(gnupg_home: Path) -> list[int]:
+    """pinentry processes serving the agent of this GNUPGHOME."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if "pinentry" not in (proc / "comm").read_text():
+                continue
+            agent = (Path("/proc") / (proc / "stat").read_text().rsplit(") ", 1)[1].split()[1]) / "cmdline"
+            if str(gnupg_home) in agent.read_bytes().decode(errors="replace"):
+                found.append(int(proc.name))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
 def test_ssh_keygen_passphrase(ed: Editor, tmp_path: Path) -> None:
     key = make_ssh_key(tmp_path / "ssh" / "id_ed25519", "open sesame")
     ed.nvim.command(f"Bang ssh-keygen -y -f {key}")

@@ -3,10 +3,11 @@ hangs up those whose prompt nobody can answer any more."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 
-from harness import wait_until
+from harness import start_stray, wait_until
 from ttyoffer_nvim.keeper import KeeperLink
 from ttyoffer_nvim.offer import process_gone
 from ttyoffer_nvim.ptys import open_pty
@@ -36,6 +37,9 @@ def test_host_gone_quiet_commands_go_on_shown_prompts_end() -> None:
         asking.slave_path,
         ASK + "print('yes')",
     )
+    # And, as gpg-agent's pinentry would, a process outside the command's
+    # session has the prompt's terminal open by its path.
+    stray = start_stray(asking.slave_path)
     link.shown(2)
     # Both hold their terminal (as the host's slave copy guarantees in real
     # use); then the host dies: its descriptors go, the keeper sees the link close.
@@ -47,6 +51,7 @@ def test_host_gone_quiet_commands_go_on_shown_prompts_end() -> None:
     link.close()
     out, _ = reader.communicate(timeout=10)
     assert reader.returncode != 0 and "yes" not in out  # hung up: it ends instead of waiting forever
+    assert stray.wait(timeout=10) == -signal.SIGHUP  # rather than spinning on the dead terminal
     out, _ = sleeper.communicate(timeout=10)
     assert sleeper.returncode == 0 and out.strip() == "went on"  # no SIGHUP for it
     wait_until(lambda: process_gone(link.pid), what="the keeper to finish")

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import signal
 import subprocess
 import sys
 from typing import Any
 
 import pytest
 
+from harness import start_stray
 from ttyoffer_nvim.offer import Offer, OfferTable, State
 from ttyoffer_nvim.ptys import get_winsize
 
@@ -204,6 +206,35 @@ async def test_dismiss_while_waiting_hangs_the_child_up() -> None:
     assert code != 0
     assert len(table) == 0
     assert open_fds() == before
+
+
+@pytest.mark.parametrize("ending", ["dismissed", "command ended"])
+async def test_what_else_holds_the_terminal_is_hung_up_too(ending: str) -> None:
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    stray = start_stray(offer.slave_path)
+    try:
+        if ending == "dismissed":
+            script = (
+                "import os; fd = os.open('/dev/tty', os.O_RDWR); os.write(fd, b'Answer: '); os.read(fd, 10)"
+            )
+            proc = spawn_on(offer, script)
+            await asyncio.wait_for(presenter.presented.wait(), 10)
+            table.attach(offer.id, 24, 80)
+            table.dismiss(offer.id)
+            assert await wait_exit(proc) != 0
+        else:
+            proc = spawn_on(offer, "print('done')", stdout=subprocess.DEVNULL)
+            assert await wait_exit(proc) == 0
+            table.release(offer.id)
+        # Without the hang-up it would spin on the dead terminal forever (and
+        # gpg-agent would wait for it).
+        assert await wait_exit(stray) == -signal.SIGHUP
+    finally:
+        stray.kill()
+        stray.wait()
+    assert len(table) == 0
 
 
 async def test_cancel_all_while_armed_is_clean() -> None:

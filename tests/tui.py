@@ -31,7 +31,7 @@ class PtyScreen:
         while True:
             try:
                 data = self.proc.read(65536)
-            except EOFError:
+            except (EOFError, ValueError):  # ended, or closed by close()
                 return
             with self.lock:
                 self.raw += data

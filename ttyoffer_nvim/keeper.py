@@ -9,8 +9,8 @@ host says so. When the host goes away, the keeper hangs up the prompts that
 were shown (no one can answer them any more) and keeps the other terminals
 until their commands exit: those commands go on as they would without us.
 
-This file runs as a script in the keeper process (stdlib only) and provides
-the host's side, `KeeperLink`.
+This module runs in the keeper process too (standard library only, no site
+packages) and provides the host's side, `KeeperLink`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,17 @@ import socket
 import subprocess
 import sys
 
+from .hangup import hang_up_holders
+
 _MAX_FDS = 200  # SCM_RIGHTS takes at most 253 descriptors a message
 _MAX_MESSAGE = 16 * _MAX_FDS
+# The keeper runs isolated (-I -S: no site packages, no environment), with
+# only this package importable.
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_KEEPER_MAIN = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "from ttyoffer_nvim.keeper import main; sys.exit(main(sys.argv))"
+)
 
 
 class KeeperLink:
@@ -42,7 +51,7 @@ class KeeperLink:
             return None
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", os.path.abspath(__file__), str(keeper_end.fileno())],
+                [sys.executable, "-I", "-S", "-c", _KEEPER_MAIN, _PACKAGE_PARENT, str(keeper_end.fileno())],
                 pass_fds=[keeper_end.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -111,8 +120,8 @@ class Keeper:
             for key, _ in self.selector.select():
                 if key.data is None:
                     self.on_message()
-                else:
-                    self.let_go(key.data)
+                else:  # a command kept after the host's death has ended
+                    self.let_go(key.data, hang_up=True)
 
     def on_message(self) -> None:
         try:
@@ -146,21 +155,25 @@ class Keeper:
             pid = leaders.get(tty_number(self.slaves[offer_id]))
             if offer_id in self.shown or pid is None:
                 # A prompt nobody can answer now, or a pty no command holds.
-                self.let_go(offer_id)
+                self.let_go(offer_id, hang_up=True)
                 continue
             try:
                 pidfd = os.pidfd_open(pid)
             except (OSError, AttributeError):
-                self.let_go(offer_id)
+                self.let_go(offer_id, hang_up=True)
                 continue
             self.watches[offer_id] = pidfd
             self.selector.register(pidfd, selectors.EVENT_READ, offer_id)
 
-    def let_go(self, offer_id: int) -> None:
+    def let_go(self, offer_id: int, hang_up: bool = False) -> None:
+        """Close our copy. With `hang_up` (the host is gone, so it could not)
+        first hang up whatever else still holds the terminal."""
         master = self.masters.pop(offer_id, None)
+        slave = self.slaves.pop(offer_id, None)
         if master is not None:
+            if hang_up and slave is not None:
+                hang_up_holders(master, slave)
             os.close(master)
-        self.slaves.pop(offer_id, None)
         self.shown.discard(offer_id)
         pidfd = self.watches.pop(offer_id, None)
         if pidfd is not None:
@@ -199,7 +212,7 @@ def session_leaders_by_tty() -> dict[int, int]:
 
 def main(argv: list[str]) -> int:
     # One descriptor per command in flight, as in the host (whose helper for
-    # this is not importable here: the keeper runs on the standard library).
+    # this lives beside pynvim in bridge.py, which the keeper cannot import).
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -211,7 +224,3 @@ def main(argv: list[str]) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         Keeper(sock).run()
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .hangup import hang_up_holders
 from .keeper import KeeperLink
 from .ptys import Pty, PtyEOF, open_pty, read_available, set_winsize
 from .screen import ScreenModel
@@ -418,6 +419,10 @@ class OfferTable:
             # so its copies go in a batch a moment later.
             self._keeper_drops.append(offer.id)
             self._keeper_soon(0.0 if hang_up_now else KEEPER_BATCH_DELAY)
+        # Before the pty can go: whatever opened it by path outside the
+        # command's session (gpg-agent's pinentry) gets the hang-up too.
+        offer.pty.close_slave()
+        hang_up_holders(offer.pty.master, offer.pty.slave_path)
         offer.pty.close()
         offer.pending_input.clear()
         self._offers.pop(offer.id, None)

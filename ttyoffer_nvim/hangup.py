@@ -1,0 +1,82 @@
+"""Hanging up whatever still has a terminal open when the terminal goes away.
+
+Closing a pty's master hangs up its slave: the kernel sends SIGHUP to the
+command's session, and any other process that opened the terminal by its path
+only sees its reads fail. pinentry-curses is such a process: gpg-agent starts
+it on the terminal GPG_TTY names, outside the command's session. On a
+vanished terminal it spins at full CPU instead of exiting, and gpg-agent waits
+for it, so every later signature would hang. Before a terminal is let go, the
+processes that still hold it are therefore sent SIGHUP, as a terminal's
+hang-up sends it to its session.
+
+Standard library only: the keeper process imports this too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import select
+import signal
+
+# Reads of what is still buffered before the master tells whether the slave
+# is held; a command that ended mid-flood leaves at most a few of these.
+_DRAIN_READS = 64
+
+
+def slave_held_elsewhere(master: int) -> bool:
+    """Whether some process still has the slave open.
+
+    The caller's own slave descriptor must be closed already: Linux then fails
+    reads on the master with EIO exactly when no slave descriptor is left.
+    Buffered output is read and dropped on the way. Never blocks.
+    """
+    for _ in range(_DRAIN_READS):
+        try:
+            readable, _, _ = select.select([master], [], [], 0)
+            if not readable:
+                return True  # open on the other side, and quiet
+            if not os.read(master, 65536):
+                return False
+        except BlockingIOError:
+            return True
+        except OSError as err:
+            return err.errno != errno.EIO
+    return True
+
+
+def holders(slave_path: str) -> list[int]:
+    """The processes (other than this one) with a descriptor on the slave."""
+    me = os.getpid()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        fd_dir = f"/proc/{name}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:  # gone, or not ours to look at
+            continue
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                if os.readlink(f"{fd_dir}/{fd}") == slave_path:
+                    found.append(int(name))
+                    break
+    return found
+
+
+def hang_up_holders(master: int, slave_path: str) -> list[int]:
+    """SIGHUP to every process still holding the slave; their pids.
+
+    Call it while the master is still open, so that the slave's path cannot
+    name another terminal yet. The common case, nobody left, costs a poll and
+    a read; only otherwise is /proc searched.
+    """
+    if master < 0 or not slave_held_elsewhere(master):
+        return []
+    pids = holders(slave_path)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGHUP)
+    return pids
