@@ -190,3 +190,15 @@ def start_stray(slave_path: str) -> subprocess.Popen[bytes]:
     assert proc.stdout is not None
     assert proc.stdout.readline() == b"ready\n"
     return proc
+
+
+# gpg-agent's pinentry sent to a terminal that was an offer's, long ended,
+# whose number a spare now has: it opens it by path, puts it in raw mode,
+# draws, and waits.
+STRAY_PROMPT = (
+    "import os, sys, tty\n"
+    "fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)\n"
+    "tty.setraw(fd)\n"
+    "os.write(fd, b'stray Passphrase: ')\n"
+    "os.read(fd, 100)\n"
+)

@@ -8,10 +8,11 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 
 import pytest
 
-from harness import Editor, Sandbox, editor, wait_until
+from harness import STRAY_PROMPT, Editor, Sandbox, editor, wait_until
 from test_nvim_offer import ASK, exit_code, only_spares_left, prompt_and_wait_for_float, start
 
 pytestmark = pytest.mark.nvim
@@ -99,6 +100,28 @@ def test_child_killed_while_its_prompt_is_shown(ed: Editor) -> None:
     wait_until(lambda: ed.float_wins() == [], what="no window")
     wait_until(lambda: only_spares_left(ed), what="its pty closed")
     assert ed.lua("return require('ttyoffer').offers()") == []
+
+
+def test_a_spare_terminal_written_to_from_outside_is_hung_up_and_told(ed: Editor) -> None:
+    # As gpg-agent's ssh support does: its pinentry goes to the terminal the
+    # agent was started from, which may have been an offer's, long ended,
+    # whose number a spare now has. Nobody would ever see that prompt.
+    _, spare = ed.lua("return {require('ttyoffer.host').take()}")
+    stray = subprocess.Popen([sys.executable, "-c", STRAY_PROMPT, spare], start_new_session=True)
+    try:
+        assert stray.wait(timeout=10) == -signal.SIGHUP
+    finally:
+        stray.kill()
+        stray.wait()
+    notice = "wrote to a terminal no command was given, and was hung up"
+    wait_until(lambda: notice in ed.nvim.command_output("messages"), what="the notice")
+    assert f"(pid {stray.pid})" in ed.nvim.command_output("messages")
+    assert ed.events("TtyOfferPresent") == []
+    assert ed.float_wins() == []
+    # Commands go on being offered their terminals.
+    job, _ = prompt_and_wait_for_float(ed)
+    ed.nvim.input("fine<CR>")
+    assert exit_code(ed, job) == 0
 
 
 @pytest.mark.parametrize("quit", ["qa!", "qa"])

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness import start_stray
+from harness import STRAY_PROMPT, start_stray
 from ttyoffer_nvim.offer import Offer, OfferTable, State
 from ttyoffer_nvim.ptys import get_winsize
 
@@ -35,6 +35,7 @@ class FakePresenter:
         self.presented = asyncio.Event()
         self.closed_event = asyncio.Event()
         self.released_event = asyncio.Event()
+        self.turned_away_event = asyncio.Event()
 
     def present(self, offer: Offer, data: bytes, prompt: str) -> None:
         self.calls.append(("present", offer.id, (data, prompt)))
@@ -53,6 +54,10 @@ class FakePresenter:
     def released(self, offer_ids: list[int]) -> None:
         self.calls.append(("released", 0, offer_ids))
         self.released_event.set()
+
+    def turned_away(self, offer: Offer, writers: list[str]) -> None:
+        self.calls.append(("turned_away", offer.id, writers))
+        self.turned_away_event.set()
 
     def kinds(self) -> list[str]:
         return [c[0] for c in self.calls]
@@ -235,6 +240,61 @@ async def test_what_else_holds_the_terminal_is_hung_up_too(ending: str) -> None:
         stray.kill()
         stray.wait()
     assert len(table) == 0
+
+
+ASK_WITH_MODES = (
+    "import os, termios; fd = os.open('/dev/tty', os.O_RDWR)\n"
+    "canonical = bool(termios.tcgetattr(fd)[3] & termios.ICANON)\n"
+    "os.write(fd, b'canonical=%d Answer: ' % canonical)\n"
+    "print(os.read(fd, 100))\n"
+)
+
+
+async def test_a_write_no_command_made_is_turned_away_and_the_offer_kept_clean() -> None:
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    stray = subprocess.Popen([sys.executable, "-c", STRAY_PROMPT, offer.slave_path], start_new_session=True)
+    try:
+        await asyncio.wait_for(presenter.turned_away_event.wait(), 10)
+        assert await wait_exit(stray) == -signal.SIGHUP
+    finally:
+        stray.kill()
+        stray.wait()
+    assert presenter.kinds() == ["turned_away"]
+    writers = presenter.calls[0][2]
+    assert len(writers) == 1 and writers[0].endswith(f"(pid {stray.pid})")
+    assert offer.state is State.ARMED
+    # The command later given this terminal finds it as a fresh one.
+    proc = spawn_on(offer, ASK_WITH_MODES, stdout=subprocess.PIPE)
+    table.bind(offer.id, proc.pid)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    first = presenter.calls[1][2][0]
+    assert first.startswith(b"canonical=1 Answer: ") and b"stray" not in first
+    table.attach(offer.id, 24, 80)
+    table.write(offer.id, b"yes\r")
+    assert await wait_exit(proc) == 0
+    table.release(offer.id)
+
+
+async def test_a_command_that_wrote_and_ended_before_its_bind_is_still_presented() -> None:
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    proc = spawn_on(offer, "import os; os.write(os.open('/dev/tty', os.O_RDWR), b'quick note')")
+    # Blocking the loop on purpose: the first read happens only once the
+    # command (its session with it) is gone, and its pid is not known yet.
+    assert proc.wait(timeout=10) == 0
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while offer.stray_timer is None:
+        assert loop.time() < deadline
+        await asyncio.sleep(0.01)
+    table.bind(offer.id, proc.pid)
+    assert presenter.kinds()[0] == "present"
+    assert presenter.calls[0][2][0] == b"quick note"
+    assert "turned_away" not in presenter.kinds()
+    await asyncio.wait_for(presenter.closed_event.wait(), 10)
 
 
 async def test_cancel_all_while_armed_is_clean() -> None:

@@ -90,6 +90,9 @@ class NvimPresenter:
     def released(self, offer_ids: list[int]) -> None:
         self._send("released", 0, offer_ids)
 
+    def turned_away(self, offer: Offer, writers: list[str]) -> None:
+        self._send("turned_away", offer.id, writers)
+
 
 class TtyOfferHost:
     """Plain class behind the rplugin shell; one per host process."""

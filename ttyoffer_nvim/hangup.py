@@ -69,12 +69,27 @@ def holders(slave_path: str) -> list[int]:
     return found
 
 
-def hang_up_holders(master: int, slave_path: str) -> list[int]:
-    """SIGHUP to every process still holding the slave; their pids.
+def process_name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as comm:
+            return comm.read().strip()
+    except OSError:
+        return "?"
 
-    Call it while the master is still open, so that the slave's path cannot
-    name another terminal yet. The common case, nobody left, costs a poll and
-    a read; only otherwise is /proc searched.
+
+def hang_up(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGHUP)
+
+
+def hang_up_holders(master: int, slave_path: str) -> list[int]:
+    """SIGHUP to every other process still holding the slave; their pids.
+
+    Call it with this process's own slave copy closed and the master still
+    open, so that the slave's path cannot name another terminal yet. The
+    common case, nobody left, costs a poll and a read; only otherwise is /proc
+    searched.
     """
     try:
         if master < 0 or not slave_held_elsewhere(master):
@@ -82,7 +97,5 @@ def hang_up_holders(master: int, slave_path: str) -> list[int]:
         pids = holders(slave_path)
     except (OSError, ValueError):  # best effort: never in the way of a teardown
         return []
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGHUP)
+    hang_up(pids)
     return pids

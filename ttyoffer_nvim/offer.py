@@ -15,6 +15,13 @@ State machine of one offer::
 * attached: a window shows it; output is relayed, input written back.
 * closed: every descriptor is gone.
 
+A write no command can have made (the pty is nobody's controlling terminal
+and no command was bound to it) comes from a process that opened a spare
+terminal by its path: gpg-agent's ssh support asks for passphrases on the
+terminal the agent was started from, and that may have been an offer's, long
+ended, whose number a spare now has. Nobody would ever see that prompt, so
+the writer is hung up and the offer stays armed, clean, for its command.
+
 The Presenter is called on the host's event loop and must return at once.
 """
 
@@ -28,9 +35,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .hangup import hang_up_holders
+from .hangup import hang_up, hang_up_holders, holders, process_name
 from .keeper import KeeperLink
-from .ptys import Pty, PtyEOF, open_pty, read_available, set_winsize
+from .ptys import Pty, PtyEOF, has_session, open_pty, read_available, restore_defaults, set_winsize
 from .screen import ScreenModel
 
 READ_SIZE = 65536
@@ -45,6 +52,10 @@ PROMPT_QUIET = 0.05
 KEEPER_BATCH_DELAY = 0.1
 # Unwritten input kept per offer before further keys are dropped.
 MAX_PENDING_INPUT = 1024 * 1024
+# How long a write that no command seems to have made waits for the bind that
+# would explain it (a command that wrote and exited before its pid arrived)
+# before the writer is taken for a stray and hung up.
+STRAY_GRACE = 0.5
 
 
 class State(enum.Enum):
@@ -70,6 +81,9 @@ class Presenter(Protocol):
     def released(self, offer_ids: list[int]) -> None:
         """These commands' offers are over (exited or declined), in a batch."""
 
+    def turned_away(self, offer: Offer, writers: list[str]) -> None:
+        """Processes that were given no offer wrote to it and were hung up."""
+
 
 @dataclass(eq=False)
 class Offer:
@@ -85,6 +99,9 @@ class Offer:
     released: bool = False
     pending_input: bytearray = field(default_factory=bytearray)
     prompt_timer: asyncio.TimerHandle | None = None
+    # A first write no command seems to have made, waiting for a bind.
+    unexplained: bytes = b""
+    stray_timer: asyncio.TimerHandle | None = None
 
     @property
     def slave_path(self) -> str:
@@ -194,6 +211,12 @@ class OfferTable:
             return
         offer.pid = pid
         offer.watch = ExitWatch(self._loop, pid, lambda: self.release(offer_id))
+        if offer.stray_timer is not None:
+            # The command wrote (and maybe ended) before its pid arrived.
+            offer.stray_timer.cancel()
+            offer.stray_timer = None
+            data, offer.unexplained = offer.unexplained, b""
+            self._present(offer, data)
 
     def release(self, offer_id: int) -> None:
         """The command ended: nothing can ask any more. Show what is left, close."""
@@ -312,6 +335,14 @@ class OfferTable:
             return False
         # Pause until the window is attached; the kernel keeps the rest.
         self._loop.remove_reader(offer.pty.master)
+        if not (offer.pid or offer.released) and not has_session(offer.pty.master):
+            offer.unexplained = data
+            offer.stray_timer = self._loop.call_later(STRAY_GRACE, self._turn_away, offer)
+            return False
+        self._present(offer, data)
+        return True
+
+    def _present(self, offer: Offer, data: bytes) -> None:
         offer.state = State.PRESENTED
         if self._keeper:
             self._keeper.shown(offer.id)
@@ -320,7 +351,26 @@ class OfferTable:
         # screen costs milliseconds the user would wait for the window).
         self._presenter.present(offer, data, "")
         self._schedule_prompt(offer)
-        return True
+
+    def _turn_away(self, offer: Offer) -> None:
+        """Hang up the stray writers of an unbound offer; keep it, clean."""
+        offer.stray_timer = None
+        offer.unexplained = b""
+        if offer.state is not State.ARMED:
+            return
+        pids = holders(offer.slave_path)
+        writers = [f"{process_name(pid)} (pid {pid})" for pid in pids]
+        hang_up(pids)
+        for _ in range(64):  # what else it wrote goes too
+            try:
+                if not read_available(offer.pty.master, READ_SIZE):
+                    break
+            except (PtyEOF, OSError):
+                break
+        restore_defaults(offer.pty)
+        offer.screen = ScreenModel(offer.rows, offer.cols)
+        self._loop.add_reader(offer.pty.master, self._on_readable, offer)
+        self._presenter.turned_away(offer, writers)
 
     def _drain(self, offer: Offer) -> None:
         # Bounded: a grandchild still holding the tty must not keep us here.
@@ -410,6 +460,9 @@ class OfferTable:
         if offer.prompt_timer is not None:
             offer.prompt_timer.cancel()
             offer.prompt_timer = None
+        if offer.stray_timer is not None:
+            offer.stray_timer.cancel()
+            offer.stray_timer = None
         if offer.pty.master >= 0:
             self._loop.remove_reader(offer.pty.master)
             self._loop.remove_writer(offer.pty.master)

@@ -13,6 +13,7 @@ import errno
 import fcntl
 import os
 import struct
+import sys
 import termios
 from dataclasses import dataclass
 
@@ -55,6 +56,21 @@ def open_pty(rows: int, cols: int) -> Pty:
     return pty
 
 
+def restore_defaults(pty: Pty) -> None:
+    """Give the pty a fresh one's terminal modes again: a program killed
+    while it had the terminal in raw mode leaves it so."""
+    if pty.slave < 0:
+        return
+    fresh_master, fresh_slave = os.openpty()
+    try:
+        termios.tcsetattr(pty.slave, termios.TCSANOW, termios.tcgetattr(fresh_slave))
+    except termios.error:
+        pass
+    finally:
+        os.close(fresh_master)
+        os.close(fresh_slave)
+
+
 def set_winsize(fd: int, rows: int, cols: int) -> None:
     """TIOCSWINSZ on the master: the kernel sends SIGWINCH to the foreground group."""
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
@@ -63,6 +79,26 @@ def set_winsize(fd: int, rows: int, cols: int) -> None:
 def get_winsize(fd: int) -> tuple[int, int]:
     rows, cols, _, _ = struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))
     return rows, cols
+
+
+# TIOCGSID, which Python's termios does not name; the same on every Linux.
+_TIOCGSID = 0x5429
+
+
+def has_session(master: int) -> bool:
+    """Whether some session has the pty as its controlling terminal.
+
+    Commands given an offer make it theirs before they run (the spawn
+    prologue), and keep it until their session leader exits. Elsewhere than
+    Linux the question cannot be asked, and the answer is yes.
+    """
+    if not sys.platform.startswith("linux"):
+        return True
+    try:
+        fcntl.ioctl(master, _TIOCGSID, b"\0\0\0\0")
+    except OSError:
+        return False  # ENOTTY: no session
+    return True
 
 
 class PtyEOF(Exception):

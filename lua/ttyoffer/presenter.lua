@@ -375,6 +375,18 @@ function M.on_host_event(kind, id, data, prompt)
     end
   elseif kind == 'released' then
     offers()._on_released(data)
+  elseif kind == 'turned_away' then
+    -- A spare terminal, given to no command, was written to: most likely a
+    -- pinentry that gpg-agent's ssh support sent to the terminal the agent
+    -- was started from, an offer long ended whose number the spare now has.
+    require('ttyoffer.host').tell_once(
+      'turned_away',
+      (
+        '%s wrote to a terminal no command was given, and was hung up. If that was a pinentry '
+        .. 'for ssh, gpg-agent asks on the terminal it was started from, which is closed; '
+        .. '`gpg-connect-agent updatestartuptty /bye` in your terminal makes it ask there.'
+      ):format(table.concat(data, ', '))
+    )
   elseif kind == 'closed' then
     local entry, index = find(id)
     if not entry then
