@@ -242,8 +242,10 @@ async def test_what_else_holds_the_terminal_is_hung_up_too(ending: str) -> None:
     assert len(table) == 0
 
 
+# A command that asks on its terminal, opened by the path it was given (as
+# GPG_TTY names it), and tells the terminal's mode.
 ASK_WITH_MODES = (
-    "import os, termios; fd = os.open('/dev/tty', os.O_RDWR)\n"
+    "import os, sys, termios; fd = os.open(sys.argv[1], os.O_RDWR)\n"
     "canonical = bool(termios.tcgetattr(fd)[3] & termios.ICANON)\n"
     "os.write(fd, b'canonical=%d Answer: ' % canonical)\n"
     "print(os.read(fd, 100))\n"
@@ -271,6 +273,35 @@ async def test_a_write_no_command_made_is_turned_away_and_the_offer_kept_clean()
     await asyncio.wait_for(presenter.presented.wait(), 10)
     first = presenter.calls[1][2][0]
     assert first.startswith(b"canonical=1 Answer: ") and b"stray" not in first
+    table.attach(offer.id, 24, 80)
+    table.write(offer.id, b"yes\r")
+    assert await wait_exit(proc) == 0
+    table.release(offer.id)
+
+
+async def test_a_command_given_the_terminal_during_the_grace_is_spared() -> None:
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    stray = subprocess.Popen([sys.executable, "-c", STRAY_PROMPT, offer.slave_path], start_new_session=True)
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 10
+        while offer.stray_timer is None:
+            assert loop.time() < deadline
+            await asyncio.sleep(0.01)
+        # The spare goes to a command before the stray is dealt with, and the
+        # command's pid is not known yet when it is.
+        proc = spawn_on(offer, ASK_WITH_MODES, stdout=subprocess.PIPE)
+        await asyncio.wait_for(presenter.turned_away_event.wait(), 10)
+        assert await wait_exit(stray) == -signal.SIGHUP
+    finally:
+        stray.kill()
+        stray.wait()
+    assert proc.poll() is None  # spared
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    assert presenter.calls[-1][2][0].startswith(b"canonical=")  # its own bytes, none of the stray's
+    table.bind(offer.id, proc.pid)
     table.attach(offer.id, 24, 80)
     table.write(offer.id, b"yes\r")
     assert await wait_exit(proc) == 0

@@ -49,12 +49,20 @@ def slave_held_elsewhere(master: int) -> bool:
     return True
 
 
-def holders(slave_path: str) -> list[int]:
-    """The processes (other than this one) with a descriptor on the slave."""
+def holders(slave_path: str, outside_session: int | None = None) -> list[int]:
+    """The processes (other than this one) with a descriptor on the slave;
+    with `outside_session`, only those that are not in that session.
+
+    Matched by the slave's path: what the command's own processes opened as
+    /dev/tty shows as that, and is theirs, hung up by the kernel with the
+    session. Outsiders can only have opened the terminal by its path.
+    """
     me = os.getpid()
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == me:
+            continue
+        if outside_session is not None and session_of_process(int(name)) == outside_session:
             continue
         fd_dir = f"/proc/{name}/fd"
         try:
@@ -67,6 +75,15 @@ def holders(slave_path: str) -> list[int]:
                     found.append(int(name))
                     break
     return found
+
+
+def session_of_process(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            # After the command's name: state ppid pgrp session ...
+            return int(stat.read().rsplit(b") ", 1)[1].split()[3])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def process_name(pid: int) -> str:

@@ -37,7 +37,7 @@ from typing import Protocol
 
 from .hangup import hang_up, hang_up_holders, holders, process_name
 from .keeper import KeeperLink
-from .ptys import Pty, PtyEOF, has_session, open_pty, read_available, restore_defaults, set_winsize
+from .ptys import Pty, PtyEOF, open_pty, read_available, restore_defaults, session_of, set_winsize
 from .screen import ScreenModel
 
 READ_SIZE = 65536
@@ -335,7 +335,7 @@ class OfferTable:
             return False
         # Pause until the window is attached; the kernel keeps the rest.
         self._loop.remove_reader(offer.pty.master)
-        if not (offer.pid or offer.released) and not has_session(offer.pty.master):
+        if not (offer.pid or offer.released) and session_of(offer.pty.master) is None:
             offer.unexplained = data
             offer.stray_timer = self._loop.call_later(STRAY_GRACE, self._turn_away, offer)
             return False
@@ -358,16 +358,20 @@ class OfferTable:
         offer.unexplained = b""
         if offer.state is not State.ARMED:
             return
-        pids = holders(offer.slave_path)
+        # A command may have been given it meanwhile (its pid on the way):
+        # its session is spared, and what it writes is its own.
+        session = session_of(offer.pty.master)
+        pids = holders(offer.slave_path, outside_session=session)
         writers = [f"{process_name(pid)} (pid {pid})" for pid in pids]
         hang_up(pids)
-        for _ in range(64):  # what else it wrote goes too
-            try:
-                if not read_available(offer.pty.master, READ_SIZE):
+        if session is None:
+            for _ in range(64):  # what else the strays wrote goes too
+                try:
+                    if not read_available(offer.pty.master, READ_SIZE):
+                        break
+                except (PtyEOF, OSError):
                     break
-            except (PtyEOF, OSError):
-                break
-        restore_defaults(offer.pty)
+            restore_defaults(offer.pty)
         offer.screen = ScreenModel(offer.rows, offer.cols)
         self._loop.add_reader(offer.pty.master, self._on_readable, offer)
         self._presenter.turned_away(offer, writers)

@@ -85,20 +85,20 @@ def get_winsize(fd: int) -> tuple[int, int]:
 _TIOCGSID = 0x5429
 
 
-def has_session(master: int) -> bool:
-    """Whether some session has the pty as its controlling terminal.
+def session_of(master: int) -> int | None:
+    """The session that has the pty as its controlling terminal, if any.
 
     Commands given an offer make it theirs before they run (the spawn
     prologue), and keep it until their session leader exits. Elsewhere than
-    Linux the question cannot be asked, and the answer is yes.
+    Linux the question cannot be asked, and the answer is "some": -1.
     """
     if not sys.platform.startswith("linux"):
-        return True
+        return -1
     try:
-        fcntl.ioctl(master, _TIOCGSID, b"\0\0\0\0")
+        answer = fcntl.ioctl(master, _TIOCGSID, b"\0\0\0\0")
     except OSError:
-        return False  # ENOTTY: no session
-    return True
+        return None  # ENOTTY: no session
+    return int(struct.unpack("i", answer)[0])
 
 
 class PtyEOF(Exception):

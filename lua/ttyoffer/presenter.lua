@@ -385,7 +385,7 @@ function M.on_host_event(kind, id, data, prompt)
         '%s wrote to a terminal no command was given, and was hung up. If that was a pinentry '
         .. 'for ssh, gpg-agent asks on the terminal it was started from, which is closed; '
         .. '`gpg-connect-agent updatestartuptty /bye` in your terminal makes it ask there.'
-      ):format(table.concat(data, ', '))
+      ):format(#data > 0 and table.concat(data, ', ') or 'A program')
     )
   elseif kind == 'closed' then
     local entry, index = find(id)
