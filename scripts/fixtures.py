@@ -71,6 +71,52 @@ def make_keyring(home: Path, passphrase: str) -> Keyring:
     return Keyring(home, fingerprint, passphrase)
 
 
+def add_ssh_auth_key(keyring: Keyring, public: Path) -> Path:
+    """gpg-agent as an ssh agent: an authentication subkey under the same
+    passphrase, listed in sshcontrol; its public half written to `public`.
+    Use with SSH_AUTH_SOCK = ssh_agent_socket(keyring)."""
+    env = {**os.environ, **keyring.env}
+    subprocess.run(
+        [
+            "gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", keyring.passphrase,
+            "--quick-add-key", keyring.fingerprint, "ed25519", "auth", "never",
+        ],
+        env=env, check=True, capture_output=True,
+    )  # fmt: skip
+    listing = subprocess.run(
+        ["gpg", "--batch", "--with-colons", "--with-keygrip", "--list-secret-keys"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    keygrip = [line.split(":")[9] for line in listing.splitlines() if line.startswith("grp:")][-1]
+    with open(keyring.home / "gpg-agent.conf", "a") as conf:
+        conf.write("enable-ssh-support\n")
+    (keyring.home / "sshcontrol").write_text(keygrip + "\n")
+    keyring.kill_agent()  # a new one reads the new configuration; ssh-add starts none
+    subprocess.run(["gpg-connect-agent", "/bye"], env=env, check=True, capture_output=True)
+    listed = subprocess.run(
+        ["ssh-add", "-L"],
+        env={**env, "SSH_AUTH_SOCK": ssh_agent_socket(keyring)},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    public.write_text(listed)
+    return public
+
+
+def ssh_agent_socket(keyring: Keyring) -> str:
+    return subprocess.run(
+        ["gpgconf", "--list-dirs", "agent-ssh-socket"],
+        env={**os.environ, **keyring.env},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
 def make_signing_repo(path: Path, keyring: Keyring) -> Path:
     path.mkdir(parents=True, exist_ok=True)
 

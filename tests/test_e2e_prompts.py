@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures import make_keyring, make_signing_repo, make_ssh_key
+from fixtures import add_ssh_auth_key, make_keyring, make_signing_repo, make_ssh_key, ssh_agent_socket
 from harness import Editor, Sandbox, editor, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -91,6 +91,49 @@ def test_a_declined_passphrase_leaves_nothing_behind(sandbox: Sandbox, tmp_path:
             ["git", "verify-commit", "HEAD"], cwd=repo, env={**os.environ, **keyring.env}, capture_output=True
         )
         assert verify.returncode == 0, verify.stderr
+    finally:
+        keyring.kill_agent()
+
+
+def test_an_ssh_pinentry_sent_to_a_spare_terminal_does_not_hang(sandbox: Sandbox, tmp_path: Path) -> None:
+    """gpg-agent's ssh support asks on the terminal it was last told to use
+    (`gpg-connect-agent updatestartuptty`, often in a shell's rc file). When
+    that was run under an offer, the terminal's number can come back as a
+    spare: an ssh signature must fail at once, not wait on a prompt no one
+    will ever see."""
+    keyring = make_keyring(tmp_path / "gnupg", "ssh through gpg")
+    public = add_ssh_auth_key(keyring, tmp_path / "auth.pub")
+    (tmp_path / "data").write_text("to be signed\n")
+    sandbox.env.update(keyring.env)
+    sandbox.env.pop("GPG_TTY", None)
+    sandbox.env["SSH_AUTH_SOCK"] = ssh_agent_socket(keyring)
+    try:
+        with editor(sandbox) as ed:
+            _, spare = ed.lua("return {require('ttyoffer.host').take()}")
+            told = {**os.environ, **keyring.env, "GPG_TTY": spare, "TERM": "xterm-256color"}
+            subprocess.run(
+                ["gpg-connect-agent", "updatestartuptty", "/bye"], env=told, check=True, capture_output=True
+            )
+            # A plain synchronous spawn, as a plugin's system(): no window
+            # could help while the editor waits. (`timeout` only bounds the
+            # hang this test exists to catch.)
+            output, code = ed.lua(
+                "local out = vim.fn.system({'timeout', '-s', 'KILL', '60', 'ssh-keygen', '-Y', 'sign', "
+                "'-f', ..., '-n', 'file', ...}) return {out, vim.v.shell_error}",
+                str(public),
+                str(tmp_path / "data"),
+            )
+            assert code not in (0, 137), output
+            assert "agent refused operation" in output
+            assert not pinentries_of(keyring.home)
+            notice = wait_until(
+                lambda: (lambda m: m if "no command was given" in m else None)(
+                    ed.nvim.command_output("messages")
+                ),
+                what="the notice",
+            )
+            assert "pinentry" in notice and "updatestartuptty" in notice
+            assert ed.float_wins() == []
     finally:
         keyring.kill_agent()
 
