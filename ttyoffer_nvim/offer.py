@@ -476,6 +476,13 @@ class OfferTable:
             # so its copies go in a batch a moment later.
             self._keeper_drops.append(offer.id)
             self._keeper_soon(0.0 if hang_up_now else KEEPER_BATCH_DELAY)
+        if hang_up_now:
+            # The command first, as the terminal's hang-up would (the last
+            # master copy may be the keeper's, closed a moment later): it
+            # must end hung up, not on what the others do once hung up.
+            leader = session_of(offer.pty.master)
+            if leader is not None and leader > 0:
+                hang_up([leader])
         # Before the pty can go: whatever opened it by path outside the
         # command's session (gpg-agent's pinentry) gets the hang-up too.
         offer.pty.close_slave()
