@@ -361,7 +361,10 @@ class OfferTable:
         # A command may have been given it meanwhile (its pid on the way):
         # its session is spared, and what it writes is its own.
         session = session_of(offer.pty.master)
-        pids = holders(offer.slave_path, outside_session=session)
+        try:
+            pids = holders(offer.slave_path, outside_session=session)
+        except OSError:  # no /proc: nobody to name or hang up
+            pids = []
         writers = [f"{process_name(pid)} (pid {pid})" for pid in pids]
         hang_up(pids)
         if session is None:

@@ -61,7 +61,10 @@ def restore_defaults(pty: Pty) -> None:
     while it had the terminal in raw mode leaves it so."""
     if pty.slave < 0:
         return
-    fresh_master, fresh_slave = os.openpty()
+    try:
+        fresh_master, fresh_slave = os.openpty()
+    except OSError:  # none to be had: the modes stay as they are
+        return
     try:
         termios.tcsetattr(pty.slave, termios.TCSANOW, termios.tcgetattr(fresh_slave))
     except termios.error:
