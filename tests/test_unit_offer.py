@@ -14,7 +14,7 @@ import pytest
 
 from harness import STRAY_PROMPT, start_stray
 from ttyoffer_nvim.offer import Offer, OfferTable, State
-from ttyoffer_nvim.ptys import get_winsize
+from ttyoffer_nvim.ptys import get_winsize, session_of
 
 
 def open_fds() -> set[int]:
@@ -279,7 +279,11 @@ async def test_a_write_no_command_made_is_turned_away_and_the_offer_kept_clean()
     table.release(offer.id)
 
 
-async def test_a_command_given_the_terminal_during_the_grace_is_spared() -> None:
+async def test_a_command_given_the_terminal_during_the_grace_is_spared(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Long enough for the command to be sure to hold its terminal by then.
+    monkeypatch.setattr("ttyoffer_nvim.offer.STRAY_GRACE", 30.0)
     presenter = FakePresenter()
     table = OfferTable(asyncio.get_running_loop(), presenter)
     offer = table.open(24, 80)
@@ -293,6 +297,13 @@ async def test_a_command_given_the_terminal_during_the_grace_is_spared() -> None
         # The spare goes to a command before the stray is dealt with, and the
         # command's pid is not known yet when it is.
         proc = spawn_on(offer, ASK_WITH_MODES, stdout=subprocess.PIPE)
+        while session_of(offer.pty.master) != proc.pid:
+            assert loop.time() < deadline
+            await asyncio.sleep(0.01)
+        timer = offer.stray_timer
+        assert timer is not None
+        timer.cancel()  # the grace is over now
+        table._turn_away(offer)
         await asyncio.wait_for(presenter.turned_away_event.wait(), 10)
         assert await wait_exit(stray) == -signal.SIGHUP
     finally:

@@ -55,9 +55,12 @@ def holders(slave_path: str, outside_session: int | None = None) -> list[int]:
 
     Matched by the slave's path: what the command's own processes opened as
     /dev/tty shows as that, and is theirs, hung up by the kernel with the
-    session. Outsiders can only have opened the terminal by its path.
+    session. Outsiders can only have opened the terminal by its path. The
+    device is compared too: in a container, another /dev/pts/N is another
+    terminal.
     """
     me = os.getpid()
+    ours = os.stat(slave_path)
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == me:
@@ -70,11 +73,16 @@ def holders(slave_path: str, outside_session: int | None = None) -> list[int]:
         except OSError:  # gone, or not ours to look at
             continue
         for fd in fds:
+            link = f"{fd_dir}/{fd}"
             with contextlib.suppress(OSError):
-                if os.readlink(f"{fd_dir}/{fd}") == slave_path:
+                if os.readlink(link) == slave_path and _same_file(os.stat(link), ours):
                     found.append(int(name))
                     break
     return found
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino, a.st_rdev) == (b.st_dev, b.st_ino, b.st_rdev)
 
 
 def session_of_process(pid: int) -> int | None:
@@ -94,10 +102,14 @@ def process_name(pid: int) -> str:
         return "?"
 
 
-def hang_up(pids: list[int]) -> None:
+def hang_up(pids: list[int]) -> list[int]:
+    """SIGHUP to each; those it could be sent to."""
+    sent = []
     for pid in pids:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGHUP)
+            sent.append(pid)
+    return sent
 
 
 def hang_up_holders(master: int, slave_path: str) -> list[int]:
@@ -114,5 +126,4 @@ def hang_up_holders(master: int, slave_path: str) -> list[int]:
         pids = holders(slave_path)
     except (OSError, ValueError):  # best effort: never in the way of a teardown
         return []
-    hang_up(pids)
-    return pids
+    return hang_up(pids)

@@ -27,10 +27,11 @@ from .hangup import hang_up_holders
 _MAX_FDS = 200  # SCM_RIGHTS takes at most 253 descriptors a message
 _MAX_MESSAGE = 16 * _MAX_FDS
 # The keeper runs isolated (-I -S: no site packages, no environment), with
-# only this package importable.
+# this package importable after the standard library (appended: whatever
+# else the package's folder holds must not shadow it).
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _KEEPER_MAIN = (
-    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "import sys; sys.path.append(sys.argv.pop(1)); "
     "from ttyoffer_nvim.keeper import main; sys.exit(main(sys.argv))"
 )
 

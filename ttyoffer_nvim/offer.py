@@ -365,8 +365,8 @@ class OfferTable:
             pids = holders(offer.slave_path, outside_session=session)
         except OSError:  # no /proc: nobody to name or hang up
             pids = []
-        writers = [f"{process_name(pid)} (pid {pid})" for pid in pids]
-        hang_up(pids)
+        names = {pid: process_name(pid) for pid in pids}
+        writers = [f"{names[pid]} (pid {pid})" for pid in hang_up(pids)]
         if session is None:
             for _ in range(64):  # what else the strays wrote goes too
                 try:
@@ -377,7 +377,8 @@ class OfferTable:
             restore_defaults(offer.pty)
         offer.screen = ScreenModel(offer.rows, offer.cols)
         self._loop.add_reader(offer.pty.master, self._on_readable, offer)
-        self._presenter.turned_away(offer, writers)
+        if writers:  # else the writer had gone: nothing was done to anyone
+            self._presenter.turned_away(offer, writers)
 
     def _drain(self, offer: Offer) -> None:
         # Bounded: a grandchild still holding the tty must not keep us here.
@@ -484,7 +485,7 @@ class OfferTable:
             # master copy may be the keeper's, closed a moment later): it
             # must end hung up, not on what the others do once hung up.
             leader = session_of(offer.pty.master)
-            if leader is not None and leader > 0:
+            if leader is not None and leader > 0 and offer.pid in (0, leader):
                 hang_up([leader])
         # Before the pty can go: whatever opened it by path outside the
         # command's session (gpg-agent's pinentry) gets the hang-up too.

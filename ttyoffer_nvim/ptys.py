@@ -12,6 +12,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import platform
 import struct
 import sys
 import termios
@@ -84,8 +85,12 @@ def get_winsize(fd: int) -> tuple[int, int]:
     return rows, cols
 
 
-# TIOCGSID, which Python's termios does not name; the same on every Linux.
+# TIOCGSID, which Python's termios does not name: the generic Linux value
+# (x86, ARM, RISC-V, s390, LoongArch); MIPS, SPARC, PowerPC and Alpha differ.
 _TIOCGSID = 0x5429
+_GENERIC_IOCTLS = platform.machine().startswith(
+    ("x86", "i386", "i686", "aarch64", "arm", "riscv", "s390", "loongarch")
+)
 
 
 def session_of(master: int) -> int | None:
@@ -93,9 +98,10 @@ def session_of(master: int) -> int | None:
 
     Commands given an offer make it theirs before they run (the spawn
     prologue), and keep it until their session leader exits. Elsewhere than
-    Linux the question cannot be asked, and the answer is "some": -1.
+    Linux (or where its number is not known) the question is not asked, and
+    the answer is "some": -1.
     """
-    if not sys.platform.startswith("linux"):
+    if not (sys.platform.startswith("linux") and _GENERIC_IOCTLS):
         return -1
     try:
         answer = fcntl.ioctl(master, _TIOCGSID, b"\0\0\0\0")
