@@ -123,7 +123,7 @@ end
 --- Relay `path` through a float and through a native :terminal of the same
 --- size; milliseconds from spawn to the last byte shown, per round.
 function B.throughput(path, rounds)
-  local height, width = require('ttyoffer.presenter').size()
+  local height, width = require('ttyoffer.layout').size()
   local samples = { native = {}, offer = {} }
   for round = 1, rounds do
     local order = round % 2 == 0 and { 'native', 'offer' } or { 'offer', 'native' }
@@ -165,13 +165,13 @@ end
 --- Install a trace of relayed bytes for the keystroke round trip.
 function B.trace_echoes()
   _G.bench_echoes = {}
-  require('ttyoffer.presenter').trace = function(_, data)
+  require('ttyoffer.prompts').trace = function(_, data)
     table.insert(_G.bench_echoes, { hrtime(), data })
   end
 end
 
 function B.untrace()
-  require('ttyoffer.presenter').trace = nil
+  require('ttyoffer.prompts').trace = nil
 end
 
 --- @param n integer commands run one after another through the offer

@@ -182,7 +182,7 @@ class Bench:
         """Host descriptors other than the spare ptys (two each), once stable."""
 
         def sample() -> int:
-            status = self.lua("return require('ttyoffer.host').request('ttyoffer_status')")
+            status = self.lua("return require('ttyoffer.host').request('status')")
             return status["fds"] - 2 * len(status["offers"])
 
         last = sample()

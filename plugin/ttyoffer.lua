@@ -32,8 +32,8 @@ api.nvim_create_autocmd('ColorScheme', {
 api.nvim_create_autocmd('VimResized', {
   group = group,
   callback = function()
-    if package.loaded['ttyoffer.presenter'] then
-      require('ttyoffer.presenter').on_resized()
+    if package.loaded['ttyoffer.prompts'] then
+      require('ttyoffer.prompts').resized()
     end
   end,
 })
@@ -43,10 +43,7 @@ api.nvim_create_autocmd('VimResized', {
 local function start_host()
   vim.schedule(function()
     -- Loading the modules here, after startup, spares the first command.
-    local ttyoffer = require('ttyoffer')
-    if ttyoffer.enabled() then
-      require('ttyoffer.host').start()
-    end
+    require('ttyoffer').start()
   end)
 end
 if vim.v.vim_did_enter == 1 then

@@ -115,7 +115,7 @@ class Editor:
         )
 
     def wait_host(self, timeout: float = 20.0) -> None:
-        self.lua("require('ttyoffer.host').start()")
+        self.lua("require('ttyoffer').start()")
         wait_until(lambda: self.lua("return require('ttyoffer.host').ready()"), timeout, "the ttyoffer host")
 
     def mode(self) -> str:
@@ -133,7 +133,7 @@ class Editor:
         )
 
     def host_status(self) -> dict[str, Any]:
-        return self.lua("return require('ttyoffer.host').request('ttyoffer_status')")
+        return self.lua("return require('ttyoffer.host').request('status')")
 
 
 @contextmanager

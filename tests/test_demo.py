@@ -149,7 +149,7 @@ def test_demo_step_by_step_as_the_welcome_text_says(demo: PtyScreen, short_tmp: 
 
     # 7. What is going on.
     run(demo, "TtyOffer status")
-    demo.wait_text("ttyoffer: on; host ready")
+    demo.wait_text("(ttyoffer) on; host ready")
     demo.type("\r")
     run(demo, "qa!")
     wait_until(lambda: not demo.proc.isalive(), 30, "the demo to exit")

@@ -38,7 +38,7 @@ def test_signed_commit_through_pinentry_curses(sandbox: Sandbox, tmp_path: Path,
                 lambda: [o for o in ed.host_status()["offers"] if o["prompt"] == "Passphrase"],
                 what="the prompt in the host's screen model",
             )
-            model = ed.lua("return require('ttyoffer.host').request('ttyoffer_screen', ...)", shown[0]["id"])
+            model = ed.lua("return require('ttyoffer.host').request('screen', ...)", shown[0]["id"])
             assert "Please enter the passphrase" in model
             screen = answer_float(ed, "Passphrase", keyring.passphrase)
             assert "passphrase" in screen.lower()
@@ -126,13 +126,14 @@ def test_an_ssh_pinentry_sent_to_a_spare_terminal_does_not_hang(sandbox: Sandbox
             assert code not in (0, 137), output
             assert "agent refused operation" in output
             assert not pinentries_of(keyring.home)
+            # One line that names the pinentry, and the whole notice with
+            # the fix in :TtyOffer status, where that line points.
             notice = wait_until(
-                lambda: (lambda m: m if "no command was given" in m else None)(
-                    ed.nvim.command_output("messages")
-                ),
+                lambda: (lambda m: m if ") hung up" in m else None)(ed.nvim.command_output("messages")),
                 what="the notice",
             )
-            assert "pinentry" in notice and "updatestartuptty" in notice
+            assert "pinentry" in notice and "(:TtyOffer status)" in notice
+            assert "updatestartuptty" in ed.nvim.command_output("TtyOffer status")
             assert ed.float_wins() == []
     finally:
         keyring.kill_agent()

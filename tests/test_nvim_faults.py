@@ -113,8 +113,15 @@ def test_a_spare_terminal_written_to_from_outside_is_hung_up_and_told(ed: Editor
     finally:
         stray.kill()
         stray.wait()
-    notice = "wrote to a terminal no command was given, and was hung up"
-    wait_until(lambda: notice in ed.nvim.command_output("messages"), what="the notice")
+    # Said without stopping the user: one line that fits, naming who was hung up ...
+    wait_until(lambda: f"(pid {stray.pid}) hung up" in ed.nvim.command_output("messages"), what="the notice")
+    said = [line for line in ed.nvim.command_output("messages").splitlines() if "hung up" in line]
+    assert len(said) == 1 and ed.lua("return vim.fn.strdisplaywidth(...)", said[0]) <= ed.lua(
+        "return vim.v.echospace"
+    )
+    # ... and the whole of it, with the fix, where the cut line points.
+    assert said[0].endswith("(:TtyOffer status)")
+    assert "gpg-connect-agent updatestartuptty /bye" in ed.nvim.command_output("TtyOffer status")
     assert f"(pid {stray.pid})" in ed.nvim.command_output("messages")
     assert ed.events("TtyOfferPresent") == []
     assert ed.float_wins() == []

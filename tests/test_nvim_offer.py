@@ -357,8 +357,12 @@ def test_status_lists_offers_and_the_host(ed: Editor) -> None:
     status = ed.nvim.command_output("TtyOffer status")
     pid = ed.lua("return vim.fn.jobpid(...)", job)
     assert "host ready" in status
-    assert f"pid {pid}" in status and "shown" in status
-    assert ed.lua("return require('ttyoffer').offers()")[0]["pid"] == pid
+    assert f"pid {pid}" in status and "attached" in status
+    offer = ed.lua("return require('ttyoffer').offers()")[0]
+    assert offer["pid"] == pid and offer["state"] == "attached"
+    # One vocabulary: the host calls the same offer's state by the same word.
+    host_view = [o for o in ed.host_status()["offers"] if o["id"] == offer["id"]]
+    assert [o["state"] for o in host_view] == ["attached"]
     ed.nvim.input("x<CR>")
     ed.wait_event("TtyOfferClose")
 

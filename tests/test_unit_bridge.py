@@ -29,7 +29,7 @@ def test_terminal_traffic_never_reaches_the_log() -> None:
             [
                 2,
                 "nvim_exec_lua",
-                ["require('ttyoffer.presenter').on_host_event(...)", ["output", 3, b"hunter2"]],
+                ["require('ttyoffer.events').output(...)", [3, b"hunter2"]],
             ],
         )
         host_log.debug("calling request handler for %s", "ttyoffer_status")

@@ -37,35 +37,33 @@ class FakePresenter:
         self.released_event = asyncio.Event()
         self.turned_away_event = asyncio.Event()
 
-    def present(self, offer: Offer, data: bytes, prompt: str) -> None:
-        self.calls.append(("present", offer.id, (data, prompt)))
+    def present(self, offer: Offer, data: bytes) -> None:
+        self.calls.append(("present", offer.id, data))
         self.presented.set()
 
     def output(self, offer: Offer, data: bytes) -> None:
         self.calls.append(("output", offer.id, data))
 
-    def prompt(self, offer: Offer, prompt: str) -> None:
-        self.calls.append(("prompt", offer.id, prompt))
+    def prompt(self, offer: Offer, text: str) -> None:
+        self.calls.append(("prompt", offer.id, text))
 
-    def closed(self, offer: Offer, reason: str) -> None:
-        self.calls.append(("closed", offer.id, reason))
+    def closed(self, offer: Offer) -> None:
+        self.calls.append(("closed", offer.id, None))
         self.closed_event.set()
 
     def released(self, offer_ids: list[int]) -> None:
         self.calls.append(("released", 0, offer_ids))
         self.released_event.set()
 
-    def turned_away(self, offer: Offer, writers: list[str]) -> None:
-        self.calls.append(("turned_away", offer.id, writers))
+    def turned_away(self, writers: list[str]) -> None:
+        self.calls.append(("turned_away", 0, writers))
         self.turned_away_event.set()
 
     def kinds(self) -> list[str]:
         return [c[0] for c in self.calls]
 
     def received(self) -> bytes:
-        return b"".join(
-            c[2][0] if c[0] == "present" else c[2] for c in self.calls if c[0] in ("present", "output")
-        )
+        return b"".join(c[2] for c in self.calls if c[0] in ("present", "output"))
 
 
 def spawn_on(offer: Offer, script: str, **popen: Any) -> subprocess.Popen[bytes]:
@@ -129,7 +127,7 @@ async def test_first_write_presents_exactly_once_and_nothing_is_lost() -> None:
     # The tty turns \\n into \\r\\n (ONLCR), as any terminal would show it.
     expected = b"".join(b"line %d\r\n" % i for i in range(200)) + b"Password: "
     assert presenter.received().startswith(expected)
-    assert ("closed", offer.id, "exited") in presenter.calls
+    assert ("closed", offer.id, None) in presenter.calls
     assert open_fds() == before
 
 
@@ -189,7 +187,7 @@ async def test_write_just_before_exit_is_still_presented() -> None:
     assert await wait_exit(proc) == 0
     table.release(offer.id)
     assert presenter.kinds() == ["present"]
-    assert presenter.calls[0][2][0] == b"bye"
+    assert presenter.calls[0][2] == b"bye"
     # The window comes up for it, shows the end and is told it is over.
     table.attach(offer.id, 24, 80)
     assert presenter.kinds() == ["present", "closed"]
@@ -271,7 +269,7 @@ async def test_a_write_no_command_made_is_turned_away_and_the_offer_kept_clean()
     proc = spawn_on(offer, ASK_WITH_MODES, stdout=subprocess.PIPE)
     table.bind(offer.id, proc.pid)
     await asyncio.wait_for(presenter.presented.wait(), 10)
-    first = presenter.calls[1][2][0]
+    first = presenter.calls[1][2]
     assert first.startswith(b"canonical=1 Answer: ") and b"stray" not in first
     table.attach(offer.id, 24, 80)
     table.write(offer.id, b"yes\r")
@@ -311,7 +309,7 @@ async def test_a_command_given_the_terminal_during_the_grace_is_spared(
         stray.wait()
     assert proc.poll() is None  # spared
     await asyncio.wait_for(presenter.presented.wait(), 10)
-    assert presenter.calls[-1][2][0].startswith(b"canonical=")  # its own bytes, none of the stray's
+    assert presenter.calls[-1][2].startswith(b"canonical=")  # its own bytes, none of the stray's
     table.bind(offer.id, proc.pid)
     table.attach(offer.id, 24, 80)
     table.write(offer.id, b"yes\r")
@@ -334,7 +332,7 @@ async def test_a_command_that_wrote_and_ended_before_its_bind_is_still_presented
         await asyncio.sleep(0.01)
     table.bind(offer.id, proc.pid)
     assert presenter.kinds()[0] == "present"
-    assert presenter.calls[0][2][0] == b"quick note"
+    assert presenter.calls[0][2] == b"quick note"
     assert "turned_away" not in presenter.kinds()
     await asyncio.wait_for(presenter.closed_event.wait(), 10)
 

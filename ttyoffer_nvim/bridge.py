@@ -14,11 +14,12 @@ from typing import Any
 
 from .keeper import KeeperLink
 from .offer import Offer, OfferTable
+from .protocol import EVENTS, TERMINAL_TRAFFIC, event_call
 
 log = logging.getLogger(__name__)
 
-_LUA_EVENT = "require('ttyoffer.presenter').on_host_event(...)"
-_LUA_STOCK = "require('ttyoffer.host').on_stock(...)"
+# The chunk for each event, built once.
+_EVENT_CALLS = {name: event_call(name) for name in EVENTS}
 
 
 def as_bytes(data: Any) -> bytes:
@@ -40,9 +41,6 @@ def raise_fd_limit(ceiling: int = 65536) -> None:
             log.debug("ttyoffer: could not raise the descriptor limit")
 
 
-_TERMINAL_TRAFFIC = ("ttyoffer_input", "on_host_event")
-
-
 class RedactTerminalTraffic(logging.Filter):
     """Keys typed into a prompt and what a prompt shows are secrets. pynvim's
     own debug logging (NVIM_PYTHON_LOG_LEVEL=DEBUG) writes whole messages,
@@ -53,7 +51,7 @@ class RedactTerminalTraffic(logging.Filter):
             text = record.getMessage()
         except Exception:
             return True
-        if any(marker in text for marker in _TERMINAL_TRAFFIC):
+        if any(marker in text for marker in TERMINAL_TRAFFIC):
             record.msg, record.args = "ttyoffer: terminal traffic (redacted)", ()
         return True
 
@@ -65,33 +63,39 @@ def install_log_redaction() -> None:
             handler.addFilter(RedactTerminalTraffic())
 
 
+def send_event(nvim: Any, event: str, *args: Any) -> None:
+    """One event of the protocol to the editor, as a notification: the host
+    never waits on the editor."""
+    try:
+        nvim.exec_lua(_EVENT_CALLS[event], *args, async_=True)
+    except Exception:  # the editor is going away; nothing to show anything on
+        log.debug("ttyoffer: could not notify the editor", exc_info=False)
+
+
 class NvimPresenter:
+    """The Presenter of the offers: each call is the protocol event of the
+    same name."""
+
     def __init__(self, nvim: Any) -> None:
         self._nvim = nvim
 
-    def _send(self, *args: Any) -> None:
-        try:
-            self._nvim.exec_lua(_LUA_EVENT, *args, async_=True)
-        except Exception:  # the editor is going away; nothing to show anything on
-            log.debug("ttyoffer: could not notify the editor", exc_info=False)
-
-    def present(self, offer: Offer, data: bytes, prompt: str) -> None:
-        self._send("present", offer.id, data, prompt)
+    def present(self, offer: Offer, data: bytes) -> None:
+        send_event(self._nvim, "present", offer.id, data)
 
     def output(self, offer: Offer, data: bytes) -> None:
-        self._send("output", offer.id, data)
+        send_event(self._nvim, "output", offer.id, data)
 
-    def prompt(self, offer: Offer, prompt: str) -> None:
-        self._send("prompt", offer.id, prompt)
+    def prompt(self, offer: Offer, text: str) -> None:
+        send_event(self._nvim, "prompt", offer.id, text)
 
-    def closed(self, offer: Offer, reason: str) -> None:
-        self._send("closed", offer.id, reason)
+    def closed(self, offer: Offer) -> None:
+        send_event(self._nvim, "closed", offer.id)
 
     def released(self, offer_ids: list[int]) -> None:
-        self._send("released", 0, offer_ids)
+        send_event(self._nvim, "released", offer_ids)
 
-    def turned_away(self, offer: Offer, writers: list[str]) -> None:
-        self._send("turned_away", offer.id, writers)
+    def turned_away(self, writers: list[str]) -> None:
+        send_event(self._nvim, "turned_away", writers)
 
 
 class TtyOfferHost:
@@ -153,10 +157,7 @@ class TtyOfferHost:
 
     def refill(self, count: int, rows: int, cols: int) -> None:
         ptys, error = self._allocate(count, rows, cols)
-        try:
-            self._nvim.exec_lua(_LUA_STOCK, ptys, error, async_=True)
-        except Exception:
-            log.debug("ttyoffer: could not return ptys to the editor")
+        send_event(self._nvim, "stock", ptys, error)
 
     def bind(self, offer_id: int, pid: int) -> None:
         self.table.bind(int(offer_id), int(pid))

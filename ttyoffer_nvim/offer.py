@@ -66,23 +66,26 @@ class State(enum.Enum):
 
 
 class Presenter(Protocol):
-    def present(self, offer: Offer, data: bytes, prompt: str) -> None:
+    """Where offers are shown; each method is the protocol event of the same
+    name (ttyoffer_nvim/protocol.py)."""
+
+    def present(self, offer: Offer, data: bytes) -> None:
         """The child wrote for the first time. Schedule a window; never wait."""
 
     def output(self, offer: Offer, data: bytes) -> None:
         """More bytes for an attached offer's window."""
 
-    def prompt(self, offer: Offer, prompt: str) -> None:
-        """The prompt text on screen changed."""
+    def prompt(self, offer: Offer, text: str) -> None:
+        """The question on screen changed."""
 
-    def closed(self, offer: Offer, reason: str) -> None:
-        """A presented offer ended ("exited", "eof"); the window may go."""
+    def closed(self, offer: Offer) -> None:
+        """A presented offer's command ended; the window may show it and go."""
 
     def released(self, offer_ids: list[int]) -> None:
         """These commands' offers are over (exited or declined), in a batch."""
 
-    def turned_away(self, offer: Offer, writers: list[str]) -> None:
-        """Processes that were given no offer wrote to it and were hung up."""
+    def turned_away(self, writers: list[str]) -> None:
+        """Processes that were given no offer wrote to a spare and were hung up."""
 
 
 @dataclass(eq=False)
@@ -232,7 +235,7 @@ class OfferTable:
             return
         if offer.state is State.ATTACHED:
             self._drain(offer)
-        self._finish(offer, "exited")
+        self._finish(offer)
 
     def dismiss(self, offer_id: int) -> None:
         """The user declined: closing the master hangs the child's tty up."""
@@ -248,7 +251,7 @@ class OfferTable:
         offer.state = State.ATTACHED
         if offer.released:
             self._drain(offer)
-            self._finish(offer, "exited")
+            self._finish(offer)
         else:
             self._loop.add_reader(offer.pty.master, self._on_readable, offer)
 
@@ -349,7 +352,7 @@ class OfferTable:
         offer.screen.feed(data)
         # The window first; the prompt for its title follows (parsing the
         # screen costs milliseconds the user would wait for the window).
-        self._presenter.present(offer, data, "")
+        self._presenter.present(offer, data)
         self._schedule_prompt(offer)
 
     def _turn_away(self, offer: Offer) -> None:
@@ -378,7 +381,7 @@ class OfferTable:
         offer.screen = ScreenModel(offer.rows, offer.cols)
         self._loop.add_reader(offer.pty.master, self._on_readable, offer)
         if writers:  # else the writer had gone: nothing was done to anyone
-            self._presenter.turned_away(offer, writers)
+            self._presenter.turned_away(writers)
 
     def _drain(self, offer: Offer) -> None:
         # Bounded: a grandchild still holding the tty must not keep us here.
@@ -453,9 +456,9 @@ class OfferTable:
         if not offer.pending_input:
             self._loop.remove_writer(offer.pty.master)
 
-    def _finish(self, offer: Offer, reason: str) -> None:
+    def _finish(self, offer: Offer) -> None:
         self._close(offer)
-        self._presenter.closed(offer, reason)
+        self._presenter.closed(offer)
 
     def _close(self, offer: Offer, hang_up_now: bool = False) -> None:
         if offer.state is State.CLOSED:

@@ -2,9 +2,13 @@
 local M = {}
 
 local api = vim.api
+local config = require('ttyoffer.config')
+local expand = require('ttyoffer.expand')
+local notify = require('ttyoffer.notify')
+local ttyoffer = require('ttyoffer')
 
 local function err(msg)
-  api.nvim_echo({ { '(ttyoffer) ' .. msg, 'ErrorMsg' } }, true, {})
+  notify.answer(msg, vim.log.levels.ERROR)
 end
 
 --- Collects a job's stdout and stderr as :! shows them: one stream of lines
@@ -39,13 +43,12 @@ function M.run(args)
     err('Bang: no command given; usage: :Bang {cmd} (see :help :Bang)')
     return nil
   end
-  local ok, cmd = pcall(require('ttyoffer.expand').expand, args)
+  local ok, cmd = pcall(expand.expand, args)
   if not ok then
     err('Bang: ' .. tostring(cmd))
     return nil
   end
   local on_data, finish = collector()
-  local config = require('ttyoffer.config').current
   local notice = vim.uv.new_timer()
   local job
   local function stop_notice()
@@ -55,7 +58,7 @@ function M.run(args)
     end
   end
   local started
-  started, job = pcall(require('ttyoffer').jobstart, cmd, {
+  started, job = pcall(ttyoffer.jobstart, cmd, {
     on_stdout = on_data,
     on_stderr = on_data,
     stdin = 'null',
@@ -93,7 +96,7 @@ function M.run(args)
     end
     return nil
   end
-  notice:start(config.bang.notice_delay, 0, function()
+  notice:start(config.current.bang.notice_delay, 0, function()
     vim.schedule(function()
       if vim.fn.jobwait({ job }, 0)[1] == -1 then
         api.nvim_echo({ { string.format(':!%s  (running, pid %d)', cmd, vim.fn.jobpid(job)), 'MoreMsg' } }, false, {})

@@ -1,19 +1,20 @@
 -- :TtyOffer {subcommand}, one command with completion (gitsigns' shape).
 local M = {}
 
+local notify = require('ttyoffer.notify')
+
 local function ttyoffer()
   return require('ttyoffer')
 end
 
-local function say(msg, hl)
-  vim.api.nvim_echo({ { msg, hl } }, true, {})
-end
+local say = notify.answer
+local WARN, ERROR = vim.log.levels.WARN, vim.log.levels.ERROR
 
 local function status_lines()
   local s = ttyoffer().status()
   local lines = {
     string.format(
-      'ttyoffer: %s; host %s%s',
+      '%s; host %s%s',
       s.enabled and 'on' or 'off',
       s.host,
       s.host_pid and (' (pid ' .. s.host_pid .. ')') or ''
@@ -30,7 +31,7 @@ local function status_lines()
     table.insert(lines, '  offer limit reached: new commands run without an offer (see max_offers)')
   end
   for _, o in ipairs(s.offers) do
-    table.insert(lines, string.format('  #%d  pid %-7d %-7s %s', o.id, o.pid, o.state, o.title))
+    table.insert(lines, string.format('  #%d  pid %-7d %-9s %s', o.id, o.pid, o.state, o.title))
   end
   local skipped = {}
   for reason, n in pairs(s.skipped) do
@@ -40,21 +41,24 @@ local function status_lines()
     table.sort(skipped)
     table.insert(lines, '  without an offer so far: ' .. table.concat(skipped, ', '))
   end
+  for _, notice in ipairs(s.notices) do
+    table.insert(lines, '  told: ' .. notice)
+  end
   return lines
 end
 
 M.subcommands = {
   on = function()
     ttyoffer().enable()
-    say('ttyoffer: on')
+    say('on')
   end,
   off = function()
     ttyoffer().disable()
-    say('ttyoffer: off (commands run as in stock Neovim)')
+    say('off (commands run as in stock Neovim)')
   end,
   toggle = function()
     ttyoffer().toggle()
-    say('ttyoffer: ' .. (ttyoffer().enabled() and 'on' or 'off'))
+    say(ttyoffer().enabled() and 'on' or 'off')
   end,
   status = function()
     say(table.concat(status_lines(), '\n'))
@@ -65,7 +69,7 @@ M.subcommands = {
       error(string.format('(ttyoffer) dismiss takes an offer id, got %q (see :TtyOffer status)', args[1]), 0)
     end
     if not ttyoffer().dismiss(id) then
-      say(id and ('ttyoffer: no prompt with id ' .. id) or 'ttyoffer: no prompt is shown', 'WarningMsg')
+      say(id and ('no prompt with id ' .. id) or 'no prompt is shown', WARN)
     end
   end,
 }
@@ -83,17 +87,12 @@ function M.run(opts)
   local name = opts.fargs[1] or 'status'
   local fn = M.subcommands[name]
   if not fn then
-    vim.api.nvim_echo({
-      {
-        string.format('(ttyoffer) unknown subcommand %q; use one of: %s', name, table.concat(names(), ', ')),
-        'ErrorMsg',
-      },
-    }, true, {})
+    say(string.format('unknown subcommand %q; use one of: %s', name, table.concat(names(), ', ')), ERROR)
     return
   end
   local ok, err = pcall(fn, vim.list_slice(opts.fargs, 2))
   if not ok then
-    vim.api.nvim_echo({ { tostring(err), 'ErrorMsg' } }, true, {})
+    say(tostring(err), ERROR)
   end
 end
 

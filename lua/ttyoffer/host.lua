@@ -4,6 +4,10 @@
 -- remote plugin can stall the relay and it can come back after a crash.
 local M = {}
 
+local layout = require('ttyoffer.layout')
+local notify = require('ttyoffer.notify')
+local protocol = require('ttyoffer.protocol')
+
 --- @type 'stopped'|'starting'|'ready'|'failed'
 M.state = 'stopped'
 M.chan = nil --- @type integer?
@@ -18,23 +22,10 @@ local STOCK_LOW, STOCK_BATCH = 8, 16
 --- Times a spawn found no spare pty and had to ask the host and wait.
 M.dry = 0
 local refilling = false
-local told = {} --- @type table<string, boolean>
+-- Told when the host process ends (the editor quitting aside).
+local on_exit_handler = nil --- @type fun(message: string?)?
 
 local PLUGIN_SUFFIX = '/rplugin/python3/ttyoffer'
-
---- Say something once per session (per distinct key).
---- @param key string
---- @param msg string
---- @param level integer?
-function M.tell_once(key, msg, level)
-  if told[key] then
-    return
-  end
-  told[key] = true
-  vim.schedule(function()
-    vim.notify('(ttyoffer) ' .. msg, level or vim.log.levels.WARN)
-  end)
-end
 
 --- The registered path of our remote plugin, from the rplugin manifest.
 --- @return string?
@@ -103,32 +94,28 @@ function M.find_python(callback)
   try(1)
 end
 
-local function size()
-  return require('ttyoffer.presenter').size()
-end
-
 local function request_stock()
   if refilling or M.state ~= 'ready' then
     return
   end
   refilling = true
-  local height, width = size()
-  if not M.notify('ttyoffer_refill', STOCK_BATCH, height, width) then
+  local height, width = layout.size()
+  if not M.notify('refill', STOCK_BATCH, height, width) then
     refilling = false
   end
 end
 
---- Called by the host with freshly allocated ptys.
+--- Freshly allocated ptys from the host (its `stock` event).
 --- @param ptys {[1]: integer, [2]: string}[]
 --- @param err string
-function M.on_stock(ptys, err)
+function M.add_stock(ptys, err)
   refilling = false
   local first = M.state ~= 'ready'
   M.state = 'ready'
   M.error = nil
   vim.list_extend(stock, ptys)
   if err ~= '' then
-    M.tell_once('alloc:' .. err, err .. '; commands run without an offer until ptys can be had')
+    notify.once('alloc:' .. err, err .. '; commands run without an offer until ptys can be had')
   end
   if first then
     vim.api.nvim_exec_autocmds('User', { pattern = 'TtyOfferHostReady', modeline = false })
@@ -136,8 +123,11 @@ function M.on_stock(ptys, err)
 end
 
 --- Start the host unless it runs or is starting. Never blocks.
+--- @param on_exit fun(message: string?)? called when the host process ends,
+---   with what to tell the user when it was not expected
 --- @return boolean started_or_running
-function M.start()
+function M.start(on_exit)
+  on_exit_handler = on_exit or on_exit_handler
   if M.state == 'ready' or M.state == 'starting' then
     return true
   end
@@ -197,9 +187,9 @@ function M.spawn(python, path)
   M.pid = vim.fn.jobpid(job)
   -- Queued in the pipe until the host has loaded the plugin; its answer
   -- (on_stock) is the signal that the host is up.
-  local height, width = size()
+  local height, width = layout.size()
   refilling = true
-  pcall(vim.rpcnotify, job, 'ttyoffer_refill', STOCK_BATCH, height, width)
+  pcall(vim.rpcnotify, job, protocol.method('refill', 'notify'), STOCK_BATCH, height, width)
 end
 
 --- The host went away: drop everything that lived in it.
@@ -216,10 +206,8 @@ function M.on_exit(code)
   if #M.stderr > 0 then
     M.error = M.error .. ': ' .. M.stderr[#M.stderr]
   end
-  require('ttyoffer.presenter').host_lost()
-  require('ttyoffer')._host_lost()
-  if was_ready then
-    M.tell_once('host-exit', M.error .. '; commands run without an offer until it is back')
+  if on_exit_handler then
+    on_exit_handler(was_ready and M.error or nil)
   end
   -- Come back for later commands; a host that dies while starting stays down.
   if was_ready then
@@ -248,14 +236,14 @@ function M.take()
     M.dry = M.dry + 1
     -- A whole batch: a loop of spawns that never yields to the event loop
     -- (jobstart + jobwait) gets one round trip per batch, not per spawn.
-    local height, width = size()
-    local ok, answer = pcall(vim.rpcrequest, M.chan, 'ttyoffer_open', STOCK_BATCH, height, width)
+    local height, width = layout.size()
+    local ok, answer = pcall(vim.rpcrequest, M.chan, protocol.method('open', 'request'), STOCK_BATCH, height, width)
     if not ok then
-      M.tell_once('open:' .. tostring(answer), 'cannot get a pty from the host: ' .. tostring(answer))
+      notify.once('open:' .. tostring(answer), 'cannot get a pty from the host: ' .. tostring(answer))
       return nil
     end
     if answer.error ~= '' then
-      M.tell_once('alloc:' .. answer.error, answer.error .. '; commands run without an offer until ptys can be had')
+      notify.once('alloc:' .. answer.error, answer.error .. '; commands run without an offer until ptys can be had')
     end
     entry = table.remove(answer.ptys, 1)
     if not entry then
@@ -272,7 +260,7 @@ end
 --- Give back every spare pty (the offer was switched off).
 function M.drop_stock()
   for _, entry in ipairs(stock) do
-    M.notify('ttyoffer_dismiss', entry[1])
+    M.notify('dismiss', entry[1])
   end
   stock = {}
 end
@@ -282,17 +270,23 @@ function M.stock_size()
   return #stock
 end
 
---- A notification to the host; false when it could not be sent.
+--- A notification to the host (a method of ttyoffer.protocol); false when
+--- it could not be sent.
+--- @param name string
 --- @return boolean
-function M.notify(method, ...)
+function M.notify(name, ...)
+  local method = protocol.method(name, 'notify')
   if not M.chan then
     return false
   end
   return (pcall(vim.rpcnotify, M.chan, method, ...))
 end
 
---- A request to the host; nil and the error when it failed.
-function M.request(method, ...)
+--- A request to the host (a method of ttyoffer.protocol); nil and the error
+--- when it failed.
+--- @param name string
+function M.request(name, ...)
+  local method = protocol.method(name, 'request')
   if M.state ~= 'ready' then
     return nil, 'host not running'
   end

@@ -3,21 +3,14 @@
 local M = {}
 
 local config = require('ttyoffer.config')
-local spawn = require('ttyoffer.spawn')
+local highlights = require('ttyoffer.highlights')
 local host = require('ttyoffer.host')
-
---- @class ttyoffer.Record
---- @field id integer offer id
---- @field job integer job id
---- @field pid integer
---- @field title string
---- @field state 'armed'|'queued'|'shown'|'closed'
---- @field released boolean? the host is done with its pty
---- @field code integer? exit code, when the caller's on_exit told it
-
-local records = {} --- @type table<integer, ttyoffer.Record>
-local live = 0
-M._skipped = {} --- @type table<string, integer> reasons commands ran without an offer
+local notify = require('ttyoffer.notify')
+local prompts = require('ttyoffer.prompts')
+local records = require('ttyoffer.records')
+local spawn = require('ttyoffer.spawn')
+local title = require('ttyoffer.title')
+local typing = require('ttyoffer.typing')
 
 --- Configure the plugin. Errors (unknown key, wrong type) change nothing.
 --- @param opts table?
@@ -28,7 +21,7 @@ function M.setup(opts)
   if was and not merged.enabled then
     host.drop_stock()
   end
-  require('ttyoffer.highlights').define()
+  highlights.define()
 end
 
 --- @return boolean
@@ -36,9 +29,30 @@ function M.enabled()
   return config.current.enabled
 end
 
+--- The host process ended: its windows go, its records close; when that
+--- was not expected, the user is told once.
+--- @param message string?
+local function host_exited(message)
+  prompts.host_lost()
+  records.host_lost()
+  if message then
+    notify.once('host-exit', message .. '; commands run without an offer until it is back')
+  end
+end
+
+--- Start what runs in the background: the host (without waiting for it)
+--- and the note of when the user types. Called once the editor has started.
+function M.start()
+  highlights.define()
+  typing.watch()
+  if config.current.enabled then
+    host.start(host_exited)
+  end
+end
+
 function M.enable()
   config.current.enabled = true
-  host.start()
+  M.start()
 end
 
 function M.disable()
@@ -54,46 +68,13 @@ function M.toggle()
   end
 end
 
---- @param id integer
---- @return ttyoffer.Record?
-function M._record(id)
-  return records[id]
-end
-
--- A record lives while its pty does or its window is up, whichever is longer.
-local function forget_if_done(record)
-  if record.state == 'closed' and record.released then
-    records[record.id] = nil
-  end
-end
-
---- @param id integer
---- @param state string
-function M._set_state(id, state)
-  local record = records[id]
-  if record then
-    record.state = state
-    forget_if_done(record)
-  end
-end
-
 --- Offers in flight: commands that hold a private terminal right now.
---- @return {id: integer, job: integer, pid: integer, title: string, state: string}[]
+--- @return {id: integer, job: integer, pid: integer, title: string, state: ttyoffer.State}[]
 function M.offers()
-  local list = {}
-  for _, r in pairs(records) do
-    if r.state ~= 'closed' then
-      table.insert(list, { id = r.id, job = r.job, pid = r.pid, title = r.title, state = r.state })
-    end
-  end
-  table.sort(list, function(a, b)
-    return a.id < b.id
-  end)
-  return list
-end
-
-local function count_skip(reason)
-  M._skipped[reason] = (M._skipped[reason] or 0) + 1
+  return vim.tbl_map(function(r)
+    r.title = r.title or title.of_command(r.cmd)
+    return { id = r.id, job = r.job, pid = r.pid, title = r.title, state = r.state }
+  end, records.list())
 end
 
 local function executable(cmd, opts)
@@ -138,12 +119,12 @@ function M.jobstart(cmd, opts)
   local reason = spawn.skip_reason(opts, {
     enabled = config.current.enabled,
     host_ready = host.ready(),
-    at_capacity = live >= config.current.max_offers,
+    at_capacity = records.live() >= config.current.max_offers,
   })
   if reason == 'host not available' and config.current.enabled and host.state == 'stopped' then
     -- For the next command, after this one: starting a process takes time
     -- this command must not wait for.
-    vim.schedule(host.start)
+    vim.schedule(M.start)
   end
   local offer_id, slave
   if not reason then
@@ -153,7 +134,7 @@ function M.jobstart(cmd, opts)
     end
   end
   if reason then
-    count_skip(reason)
+    records.skipped(reason)
     return plain()
   end
 
@@ -184,49 +165,24 @@ function M.jobstart(cmd, opts)
     ok, job = pcall(vim.fn.jobstart, command, wrapped)
   end
   if not ok or job <= 0 then
-    host.notify('ttyoffer_dismiss', offer_id)
-    count_skip('spawn failed')
+    host.notify('dismiss', offer_id)
+    records.skipped('spawn failed')
     -- Whatever went wrong, the command gets the start it would have had.
     return plain()
   end
   local pid = vim.fn.jobpid(job)
-  record = { id = offer_id, job = job, pid = pid, title = spawn.title(cmd), state = 'armed' }
-  records[offer_id] = record
-  live = live + 1
-  host.notify('ttyoffer_bind', offer_id, pid)
+  -- The title is made from `cmd` when something shows it, not per spawn.
+  record = { id = offer_id, job = job, pid = pid, cmd = cmd, state = 'armed' }
+  records.add(record)
+  host.notify('bind', offer_id, pid)
   return job
-end
-
---- The host is done with these offers: their commands ended or declined.
---- @param ids integer[]
-function M._on_released(ids)
-  for _, id in ipairs(ids) do
-    local record = records[id]
-    if record and not record.released then
-      record.released = true
-      live = live - 1
-      if record.state == 'armed' then
-        record.state = 'closed'
-      end
-      forget_if_done(record)
-    end
-  end
-end
-
---- Called when the host dies: the ptys it held are gone.
-function M._host_lost()
-  for _, r in pairs(records) do
-    r.state, r.released = 'closed', true
-    forget_if_done(r)
-  end
-  live = 0
 end
 
 --- Decline the prompt on screen, or the offer with the given id.
 --- @param id integer?
 --- @return boolean
 function M.dismiss(id)
-  return require('ttyoffer.presenter').dismiss(id)
+  return prompts.dismiss(id)
 end
 
 --- A snapshot for `:TtyOffer status` and health checks.
@@ -237,12 +193,13 @@ function M.status()
     host_pid = host.pid,
     host_error = host.error,
     offers = M.offers(),
-    live = live,
+    live = records.live(),
     max_offers = config.current.max_offers,
     spare = host.stock_size(),
-    skipped = vim.deepcopy(M._skipped),
-    shown = require('ttyoffer.presenter').current_id(),
-    queued = require('ttyoffer.presenter').queued(),
+    skipped = records.skip_counts(),
+    shown = prompts.current_id(),
+    queued = prompts.queued(),
+    notices = vim.deepcopy(notify.recent),
   }
 end
 

@@ -3,18 +3,21 @@
 local M = {}
 
 -- A jobstart() child is a session leader without a controlling terminal, so
--- opening a tty without O_NOCTTY makes it the controlling one: the shell opens
--- the slave on fd 3 and closes it again.
+-- opening a tty without O_NOCTTY makes it the controlling one, and it stays
+-- so once the descriptor is closed again. The shell opens the slave as a
+-- redirection of the builtin `true`: were the open to fail (the pty gone with
+-- a dying host), a regular builtin's failed redirection fails that builtin
+-- only, where `exec`'s would end the shell and the user's command with it.
+-- Its error message goes to /dev/null, redirected first.
 --
 -- The environment is set here too rather than through jobstart()'s `env`,
 -- which would make Neovim copy and rebuild its whole environment for every
--- spawn. Assigned inside the child, GPG_TTY comes after everything inherited
--- or passed in `env`, so a stale inherited one loses; TERM is only supplied
--- when the child would have none (absent or empty), whatever `env` and
--- `clear_env` made of it.
-local TAKE_TTY = 'exec 3<>%s 3>&-; '
-local SET_GPG_TTY = 'export GPG_TTY=%s; '
-local DEFAULT_TERM = 'export TERM="${TERM:-xterm-256color}"; '
+-- spawn, and only when the terminal was taken. Assigned inside the child,
+-- GPG_TTY comes after everything inherited or passed in `env`, so a stale
+-- inherited one loses; TERM is only supplied when the child would have none
+-- (absent or empty), whatever `env` and `clear_env` made of it.
+local TAKE_TTY = 'if true 2>/dev/null 3<>%s; then export %sTERM="${TERM:-xterm-256color}"; fi; '
+local SET_GPG_TTY = 'GPG_TTY=%s '
 
 -- Shells whose syntax takes the prologue as a prefix of the command string,
 -- so string commands cost no extra exec.
@@ -63,11 +66,8 @@ end
 --- @param opts table? the caller's jobstart() options
 --- @return string
 function M.prologue(tty, opts)
-  local code = TAKE_TTY:format(tty)
-  if not (opts and type(opts.env) == 'table' and opts.env.GPG_TTY ~= nil) then
-    code = code .. SET_GPG_TTY:format(tty)
-  end
-  return code .. DEFAULT_TERM
+  local keeps_gpg_tty = opts and type(opts.env) == 'table' and opts.env.GPG_TTY ~= nil
+  return TAKE_TTY:format(tty, keeps_gpg_tty and '' or SET_GPG_TTY:format(tty))
 end
 
 -- The list prologue depends on nothing but that choice: built once.
@@ -121,19 +121,6 @@ function M.command(cmd, slave, shell, opts)
     argv[i + 4] = cmd[i]
   end
   return argv
-end
-
---- A short human title for the command.
---- @param cmd string|string[]
---- @return string
-function M.title(cmd)
-  local text = type(cmd) == 'table' and table.concat(cmd, ' ') or tostring(cmd)
-  text = text:gsub('%c', ' '):gsub('%s+', ' ')
-  text = vim.trim(text)
-  if vim.fn.strchars(text) > 40 then
-    text = vim.fn.strcharpart(text, 0, 39) .. '…'
-  end
-  return text
 end
 
 return M

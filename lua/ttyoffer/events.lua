@@ -1,0 +1,61 @@
+-- The host's notifications, one handler each, named as in ttyoffer.protocol
+-- (the host calls `require('ttyoffer.events').<name>(...)`).
+local M = {}
+
+local host = require('ttyoffer.host')
+local notify = require('ttyoffer.notify')
+local prompts = require('ttyoffer.prompts')
+local records = require('ttyoffer.records')
+local title = require('ttyoffer.title')
+
+--- @param ptys {[1]: integer, [2]: string}[]
+--- @param error string
+function M.stock(ptys, error)
+  host.add_stock(ptys, error)
+end
+
+--- @param offer_id integer
+--- @param data string
+function M.present(offer_id, data)
+  prompts.present(offer_id, data)
+end
+
+--- @param offer_id integer
+--- @param data string
+function M.output(offer_id, data)
+  prompts.output(offer_id, data)
+end
+
+--- @param offer_id integer
+--- @param text string
+function M.prompt(offer_id, text)
+  prompts.question(offer_id, text)
+end
+
+--- @param offer_id integer
+function M.closed(offer_id)
+  prompts.ended(offer_id)
+end
+
+--- @param offer_ids integer[]
+function M.released(offer_ids)
+  records.released(offer_ids)
+end
+
+--- A spare terminal, given to no command, was written to: most likely a
+--- pinentry that gpg-agent's ssh support sent to the terminal the agent was
+--- started from, an offer long ended whose number the spare now has.
+--- @param writers string[] process names (theirs to choose: sanitized)
+function M.turned_away(writers)
+  local names = vim.tbl_map(title.sanitize, writers)
+  notify.once(
+    'turned_away',
+    (
+      '%s hung up: it asked on a terminal no command was given. If that was a pinentry '
+      .. 'for ssh, gpg-agent asks on the terminal it was started from, which is closed; '
+      .. '`gpg-connect-agent updatestartuptty /bye` in your terminal makes it ask there.'
+    ):format(#names > 0 and table.concat(names, ', ') or 'A program')
+  )
+end
+
+return M

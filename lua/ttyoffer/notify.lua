@@ -1,0 +1,87 @@
+-- Every message of the plugin goes through here, prefixed '(ttyoffer)'.
+--
+-- Answers to a command the user typed (`:TtyOffer status`, an error in its
+-- arguments) are shown whole. Notices that arrive on their own (the host
+-- exited, a stray was hung up) must never stop the user with a hit-enter
+-- prompt: with Neovim's own vim.notify they are cut to one screen line, and
+-- the whole text is kept for `:TtyOffer status`. A vim.notify replaced by a
+-- plugin (nvim-notify, noice, snacks) gets the whole text: it does not block.
+local M = {}
+
+local levels = vim.log.levels
+local HIGHLIGHT = { [levels.ERROR] = 'ErrorMsg', [levels.WARN] = 'WarningMsg' }
+local KEEP = 20
+
+--- Background notices, newest last, whole.
+--- @type string[]
+M.recent = {}
+local told = {} --- @type table<string, boolean>
+
+local function prefixed(msg)
+  return vim.startswith(msg, '(ttyoffer)') and msg or ('(ttyoffer) ' .. msg)
+end
+
+--- Whether vim.notify is still Neovim's own (which echoes, and can block).
+local function stock_notify()
+  local info = debug.getinfo(vim.notify, 'S')
+  return info ~= nil and info.source:find('vim/_editor.lua', 1, true) ~= nil
+end
+
+-- Where the whole of a notice that had to be cut can be read.
+local REST = '… (:TtyOffer status)'
+
+--- `text` cut to fit the space the command line has for a message.
+--- @param text string
+--- @return string
+function M.fit(text)
+  local line = text:gsub('\n', ' ')
+  local room = vim.v.echospace
+  if vim.fn.strdisplaywidth(line) <= room then
+    return line
+  end
+  local keep = math.max(room - vim.fn.strdisplaywidth(REST), 1)
+  local cut = line
+  while vim.fn.strdisplaywidth(cut) > keep and cut ~= '' do
+    cut = vim.fn.strcharpart(cut, 0, vim.fn.strchars(cut) - 1)
+  end
+  return (cut .. REST):sub(1, math.max(room, 1) * 4)
+end
+
+--- The answer to a command the user typed: shown whole, kept in :messages.
+--- @param msg string
+--- @param level integer? vim.log.levels
+function M.answer(msg, level)
+  vim.api.nvim_echo({ { prefixed(msg), HIGHLIGHT[level or levels.INFO] } }, true, {})
+end
+
+--- A notice nobody asked for: never a hit-enter prompt.
+--- @param msg string
+--- @param level integer? vim.log.levels
+function M.notice(msg, level)
+  msg = prefixed(msg)
+  level = level or levels.WARN
+  table.insert(M.recent, msg)
+  if #M.recent > KEEP then
+    table.remove(M.recent, 1)
+  end
+  vim.schedule(function()
+    if stock_notify() then
+      vim.api.nvim_echo({ { M.fit(msg), HIGHLIGHT[level] } }, true, {})
+    else
+      vim.notify(msg, level)
+    end
+  end)
+end
+
+--- A notice given once per session for each `key`.
+--- @param key string
+--- @param msg string
+--- @param level integer?
+function M.once(key, msg, level)
+  if not told[key] then
+    told[key] = true
+    M.notice(msg, level)
+  end
+end
+
+return M

@@ -1,0 +1,316 @@
+-- The prompts: one window at a time, the rest queued in arrival order; when
+-- each opens, takes focus, shows its end and goes.
+local M = {}
+
+local api = vim.api
+local config = require('ttyoffer.config')
+local focus = require('ttyoffer.focus')
+local host = require('ttyoffer.host')
+local layout = require('ttyoffer.layout')
+local notify = require('ttyoffer.notify')
+local records = require('ttyoffer.records')
+local title = require('ttyoffer.title')
+local typing = require('ttyoffer.typing')
+local window = require('ttyoffer.window')
+
+-- Room for the screen's question in a window's title.
+local PROMPT_LIMIT = 60
+
+--- @class ttyoffer.Prompt
+--- @field id integer offer id
+--- @field first string bytes of the command's first write
+--- @field question string what the screen asks, from the host's screen model
+--- @field window ttyoffer.Window?
+--- @field place ttyoffer.Place? where the user was
+--- @field closing boolean?
+
+--- Benchmarks set this to see when relayed bytes reach a window.
+--- @type fun(id: integer, data: string)?
+M.trace = nil
+
+local queue = {} --- @type ttyoffer.Prompt[] waiting, in arrival order
+local current = nil --- @type ttyoffer.Prompt?
+local waiting_for_mode = false
+local waiting_for_pause = false
+
+--- The command's title, computed once, when first shown.
+--- @param id integer
+--- @return string
+local function command_title(id)
+  local record = records.get(id)
+  if not record then
+    return 'offer ' .. id
+  end
+  record.title = record.title or title.of_command(record.cmd)
+  return record.title
+end
+
+local function title_text(prompt)
+  local text = command_title(prompt.id)
+  if prompt.question ~= '' then
+    text = text .. ' — ' .. title.sanitize(prompt.question, PROMPT_LIMIT)
+  end
+  local total = #queue + (current and 1 or 0)
+  if total > 1 then
+    text = string.format('%s (1/%d)', text, total)
+  end
+  return text
+end
+
+local function refresh_title()
+  if current and current.window then
+    window.set_title(current.window, title_text(current))
+  end
+end
+
+local function event(pattern, prompt, extra)
+  local record = records.get(prompt.id)
+  local data = { id = prompt.id, title = command_title(prompt.id), pid = record and record.pid or 0 }
+  for k, v in pairs(extra or {}) do
+    data[k] = v
+  end
+  api.nvim_exec_autocmds('User', { pattern = pattern, modeline = false, data = data })
+end
+
+local show_next
+
+local function wait_for_mode()
+  if waiting_for_mode then
+    return
+  end
+  waiting_for_mode = true
+  api.nvim_create_autocmd('ModeChanged', {
+    group = api.nvim_create_augroup('ttyoffer.wait_mode', { clear = true }),
+    callback = function()
+      if focus.can_take() then
+        waiting_for_mode = false
+        vim.schedule(show_next)
+        return true
+      end
+    end,
+  })
+end
+
+--- Take the window down. A decline hangs the command's terminal up.
+--- @param prompt ttyoffer.Prompt
+--- @param reason 'dismissed'|'exited'|'host exited'
+local function close(prompt, reason)
+  if prompt.closing then
+    return
+  end
+  prompt.closing = true
+  if reason == 'dismissed' then
+    host.notify('dismiss', prompt.id)
+  end
+  local function take_down()
+    if prompt.window then
+      window.close(prompt.window)
+    end
+    if current == prompt then
+      current = nil
+    end
+    records.set_state(prompt.id, 'closed')
+    event('TtyOfferClose', prompt, { reason = reason })
+    -- The next prompt in line starts from the restored place, so that its
+    -- own close returns there too.
+    vim.schedule(show_next)
+  end
+  if prompt.window and prompt.place then
+    focus.give_back(prompt.place, prompt.window.win, take_down)
+  else
+    take_down()
+  end
+end
+
+local function open(prompt)
+  current = prompt
+  prompt.place = focus.remember()
+  local id = prompt.id
+  local opened, height, width = window.open({
+    title = title_text(prompt),
+    first = prompt.first,
+    on_input = function(data)
+      host.notify('input', id, data)
+    end,
+    on_decline = function()
+      close(prompt, 'dismissed')
+    end,
+  })
+  prompt.window = opened
+  prompt.first = ''
+  records.set_state(id, 'attached')
+  event('TtyOfferPresent', prompt)
+  -- Now the host may relay the rest: the kernel has held it until here.
+  host.notify('attach', id, height, width)
+end
+
+show_next = function()
+  if current or #queue == 0 or waiting_for_pause then
+    return
+  end
+  if not focus.can_take() then
+    wait_for_mode()
+    return
+  end
+  if typing.until_pause() > 0 then
+    -- The user is typing into the editor: those keys stay the editor's.
+    waiting_for_pause = true
+    typing.after_pause(function()
+      waiting_for_pause = false
+      show_next()
+    end)
+    return
+  end
+  local prompt = table.remove(queue, 1)
+  local ok, err = pcall(open, prompt)
+  if not ok then
+    notify.once('open:' .. tostring(err), 'cannot open the prompt window: ' .. tostring(err))
+    close(prompt, 'dismissed')
+  end
+end
+
+--- @return ttyoffer.Prompt?, integer? index in the queue when queued
+local function find(id)
+  if current and current.id == id then
+    return current, nil
+  end
+  for i, prompt in ipairs(queue) do
+    if prompt.id == id then
+      return prompt, i
+    end
+  end
+end
+
+--- Take a queued prompt out of line without showing it.
+local function unqueue(prompt, index, reason)
+  table.remove(queue, index)
+  prompt.closing = true
+  records.set_state(prompt.id, 'closed')
+  event('TtyOfferClose', prompt, { reason = reason })
+  refresh_title()
+end
+
+--- The command wrote to its terminal for the first time.
+--- @param id integer
+--- @param first string
+function M.present(id, first)
+  table.insert(queue, { id = id, first = first, question = '' })
+  records.set_state(id, 'presented')
+  if current then
+    refresh_title()
+  else
+    show_next()
+  end
+end
+
+--- More bytes for the window on screen.
+--- @param id integer
+--- @param data string
+function M.output(id, data)
+  if current and current.id == id and current.window then
+    window.send(current.window, data)
+    if M.trace then
+      M.trace(id, data)
+    end
+  end
+end
+
+--- The question on the command's screen changed.
+--- @param id integer
+--- @param question string
+function M.question(id, question)
+  local prompt = find(id)
+  if prompt then
+    prompt.question = question
+    if prompt == current then
+      refresh_title()
+    end
+  end
+end
+
+--- The command ended: a queued prompt has nothing left to answer; a shown
+--- one shows the end a moment, then goes.
+--- @param id integer
+function M.ended(id)
+  local prompt, index = find(id)
+  if not prompt then
+    return
+  end
+  if index then
+    return unqueue(prompt, index, 'exited')
+  end
+  if prompt.window then
+    local record = records.get(id)
+    local code = record and record.code
+    window.send(prompt.window, code and string.format('\r\n[Process exited %d]', code) or '\r\n[Process exited]')
+  end
+  -- Focus returns once the user has stopped typing: keys meant for the
+  -- prompt are dropped with it, keys typed after the pause are the editor's.
+  typing.after_pause(function()
+    local function later()
+      vim.defer_fn(function()
+        close(prompt, 'exited')
+      end, config.current.float.close_delay)
+    end
+    if prompt.window and prompt.place then
+      focus.give_back(prompt.place, prompt.window.win, later)
+    else
+      later()
+    end
+  end)
+end
+
+--- Decline the prompt on screen (or the given offer, shown or queued).
+--- @param id integer?
+--- @return boolean whether anything was declined
+function M.dismiss(id)
+  local prompt, index = current, nil
+  if id then
+    prompt, index = find(id)
+  end
+  if not prompt then
+    return false
+  end
+  if index then
+    host.notify('dismiss', prompt.id)
+    unqueue(prompt, index, 'dismissed')
+    return true
+  end
+  close(prompt, 'dismissed')
+  return true
+end
+
+--- The editor was resized: re-center the window, tell the ptys their size.
+function M.resized()
+  local height, width = layout.size()
+  host.notify('resize_armed', height, width)
+  if current and current.window then
+    height, width = window.recenter(current.window)
+    host.notify('resize', current.id, height, width)
+  end
+end
+
+--- The host died: every window goes, the commands carry on without a tty.
+function M.host_lost()
+  for _, prompt in ipairs(queue) do
+    prompt.closing = true
+    records.set_state(prompt.id, 'closed')
+    event('TtyOfferClose', prompt, { reason = 'host exited' })
+  end
+  queue = {}
+  if current then
+    close(current, 'host exited')
+  end
+end
+
+--- @return integer? id of the offer on screen
+function M.current_id()
+  return current and current.id
+end
+
+--- @return integer
+function M.queued()
+  return #queue
+end
+
+return M

@@ -1,0 +1,54 @@
+-- The protocol between the editor and the Python host, named once.
+-- ttyoffer_nvim/protocol.py lists the same names and arguments, and a test
+-- holds the two (and the handlers on each side) to it.
+local M = {}
+
+--- Host -> editor: notifications, each served by the function of the same
+--- name in `ttyoffer.events`, with these arguments in this order.
+M.events = {
+  -- Freshly allocated spare ptys ({offer id, slave path} pairs), and why
+  -- fewer than asked could be had ('' when all were).
+  stock = { 'ptys', 'error' },
+  -- The command wrote to its terminal for the first time: these bytes.
+  present = { 'offer_id', 'data' },
+  -- More bytes for a prompt whose window is attached.
+  output = { 'offer_id', 'data' },
+  -- The question the screen asks changed (for the window's title).
+  prompt = { 'offer_id', 'text' },
+  -- A presented offer's command ended; its window may show the end and go.
+  closed = { 'offer_id' },
+  -- These bound offers are over (their commands ended or were declined).
+  released = { 'offer_ids' },
+  -- Processes given no offer wrote to a spare terminal and were hung up.
+  turned_away = { 'writers' },
+}
+
+--- Editor -> host: RPC methods ('ttyoffer_' .. name), their arguments, and
+--- whether a value comes back (request) or not (notify).
+M.methods = {
+  open = { kind = 'request', args = { 'count', 'rows', 'cols' } },
+  status = { kind = 'request', args = {} },
+  screen = { kind = 'request', args = { 'offer_id' } },
+  refill = { kind = 'notify', args = { 'count', 'rows', 'cols' } },
+  bind = { kind = 'notify', args = { 'offer_id', 'pid' } },
+  dismiss = { kind = 'notify', args = { 'offer_id' } },
+  attach = { kind = 'notify', args = { 'offer_id', 'rows', 'cols' } },
+  input = { kind = 'notify', args = { 'offer_id', 'data' } },
+  resize = { kind = 'notify', args = { 'offer_id', 'rows', 'cols' } },
+  resize_armed = { kind = 'notify', args = { 'rows', 'cols' } },
+}
+
+--- The RPC method name of `name`; raises for a name the protocol lacks, so a
+--- typo fails where it is written, not as a silently ignored message.
+--- @param name string
+--- @param kind 'request'|'notify'
+--- @return string
+function M.method(name, kind)
+  local spec = M.methods[name]
+  if not spec or spec.kind ~= kind then
+    error(string.format('(ttyoffer) %s is not a %s of the host protocol', name, kind), 2)
+  end
+  return 'ttyoffer_' .. name
+end
+
+return M

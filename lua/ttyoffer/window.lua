@@ -1,0 +1,129 @@
+-- The prompt window itself: a centered float holding a terminal that shows
+-- what the command wrote and sends back what the user types. It knows
+-- nothing of the host or of other prompts: callers pass what to do with
+-- input and with a decline.
+local M = {}
+
+local api = vim.api
+local config = require('ttyoffer.config')
+local highlights = require('ttyoffer.highlights')
+local layout = require('ttyoffer.layout')
+
+local WINHIGHLIGHT =
+  'Normal:TtyOfferNormal,NormalFloat:TtyOfferNormal,FloatBorder:TtyOfferBorder,FloatTitle:TtyOfferTitle'
+
+--- @class ttyoffer.Window
+--- @field win integer
+--- @field buf integer
+--- @field chan integer
+
+-- A scratch buffer made ahead of the next prompt: one less thing to do
+-- between the command's first byte and the window.
+local spare_buf = nil --- @type integer?
+
+--- A scratch buffer: no swap file, unlisted; a terminal keeps no undo; wiped
+--- when its window closes.
+local function new_buffer()
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_set_option_value('bufhidden', 'wipe', { buf = buf })
+  return buf
+end
+
+local function take_buffer()
+  local buf = spare_buf
+  spare_buf = nil
+  vim.schedule(function()
+    if not spare_buf then
+      spare_buf = new_buffer()
+    end
+  end)
+  if buf and api.nvim_buf_is_valid(buf) and api.nvim_buf_line_count(buf) == 1 then
+    return buf
+  end
+  return new_buffer()
+end
+
+local function title_config(text)
+  return { { ' ' .. text .. ' ', 'TtyOfferTitle' } }
+end
+
+--- Open the window, focused, in Terminal mode, showing `first`.
+--- @param opts {title: string, first: string, on_input: fun(data: string), on_decline: fun()}
+--- @return ttyoffer.Window, integer height, integer width
+function M.open(opts)
+  highlights.define()
+  local buf = take_buffer()
+  local win_config = layout.geometry()
+  win_config.style = 'minimal'
+  win_config.border = config.current.float.border
+  win_config.zindex = 200
+  win_config.title = title_config(opts.title)
+  win_config.title_pos = 'center'
+  local win = api.nvim_open_win(buf, true, win_config)
+  api.nvim_set_option_value('winhighlight', WINHIGHLIGHT, { win = win })
+  -- The window exists first, so the terminal starts at its final size.
+  local chan = api.nvim_open_term(buf, {
+    force_crlf = false,
+    on_input = function(_, _, _, data)
+      opts.on_input(data)
+    end,
+  })
+  api.nvim_chan_send(chan, opts.first)
+  vim.cmd.startinsert()
+
+  local function decline()
+    -- Not from inside terminal-mode input handling: deleting the terminal
+    -- buffer there pulls it from under Neovim's own feet.
+    vim.schedule(opts.on_decline)
+  end
+  local key = config.current.keys.dismiss
+  if key then
+    vim.keymap.set('t', key, decline, { buffer = buf, desc = 'Decline this ttyoffer prompt' })
+  end
+  api.nvim_create_autocmd('WinClosed', { pattern = tostring(win), once = true, callback = decline })
+  return { win = win, buf = buf, chan = chan }, win_config.height, win_config.width
+end
+
+--- @param window ttyoffer.Window
+--- @param data string
+function M.send(window, data)
+  pcall(api.nvim_chan_send, window.chan, data)
+end
+
+--- @param window ttyoffer.Window
+--- @param text string already sanitized
+function M.set_title(window, text)
+  if api.nvim_win_is_valid(window.win) then
+    api.nvim_win_set_config(window.win, { title = title_config(text), title_pos = 'center' })
+  end
+end
+
+--- Center it again for the editor's new size.
+--- @param window ttyoffer.Window
+--- @return integer height, integer width
+function M.recenter(window)
+  local geometry = layout.geometry()
+  if api.nvim_win_is_valid(window.win) then
+    api.nvim_win_set_config(window.win, geometry)
+  end
+  return geometry.height, geometry.width
+end
+
+--- @param window ttyoffer.Window
+--- @return boolean
+function M.has_focus(window)
+  return api.nvim_get_current_win() == window.win
+end
+
+--- Close the window and wipe its buffer (and with it the terminal's text).
+--- @param window ttyoffer.Window
+function M.close(window)
+  if api.nvim_win_is_valid(window.win) then
+    pcall(api.nvim_win_close, window.win, true)
+  end
+  if api.nvim_buf_is_valid(window.buf) then
+    pcall(api.nvim_buf_delete, window.buf, { force = true })
+  end
+end
+
+return M

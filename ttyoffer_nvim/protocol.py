@@ -1,0 +1,58 @@
+"""The protocol between the editor and the host, named once on this side.
+
+``lua/ttyoffer/protocol.lua`` lists the same names and arguments, and a test
+holds both sides, and the handlers on each, to it.
+
+Host -> editor: notifications, each a call of the function of the same name
+in ``require('ttyoffer.events')``. Editor -> host: RPC methods named
+``ttyoffer_<name>``, requests (a value comes back) or notifications.
+"""
+
+from __future__ import annotations
+
+EVENTS: dict[str, tuple[str, ...]] = {
+    "stock": ("ptys", "error"),
+    "present": ("offer_id", "data"),
+    "output": ("offer_id", "data"),
+    "prompt": ("offer_id", "text"),
+    "closed": ("offer_id",),
+    "released": ("offer_ids",),
+    "turned_away": ("writers",),
+}
+
+REQUESTS: dict[str, tuple[str, ...]] = {
+    "open": ("count", "rows", "cols"),
+    "status": (),
+    "screen": ("offer_id",),
+}
+
+NOTIFICATIONS: dict[str, tuple[str, ...]] = {
+    "refill": ("count", "rows", "cols"),
+    "bind": ("offer_id", "pid"),
+    "dismiss": ("offer_id",),
+    "attach": ("offer_id", "rows", "cols"),
+    "input": ("offer_id", "data"),
+    "resize": ("offer_id", "rows", "cols"),
+    "resize_armed": ("rows", "cols"),
+}
+
+METHOD_PREFIX = "ttyoffer_"
+# Messages whose arguments carry what a terminal showed or was typed: never
+# written to a log in full.
+TERMINAL_TRAFFIC = (
+    "ttyoffer_input",
+    "ttyoffer_screen",
+    "ttyoffer.events').present",
+    "ttyoffer.events').output",
+)
+
+
+def method_name(name: str) -> str:
+    return METHOD_PREFIX + name
+
+
+def event_call(name: str) -> str:
+    """The Lua chunk that delivers event `name` with its arguments."""
+    if name not in EVENTS:
+        raise KeyError(f"{name} is not an event of the protocol")
+    return f"require('ttyoffer.events').{name}(...)"
