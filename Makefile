@@ -1,5 +1,5 @@
 # Conveniences over the scripts the README names; the scripts are the contract.
-.PHONY: demo test bench lint format
+.PHONY: demo test bench screenshots lint format
 
 demo:
 	./scripts/demo
@@ -9,6 +9,9 @@ test:
 
 bench:
 	./scripts/bench
+
+screenshots:
+	./scripts/screenshots
 
 lint:
 	.venv/bin/ruff check ttyoffer_nvim rplugin tests scripts bench

@@ -1,5 +1,6 @@
-# Sourced by scripts/demo, scripts/test and scripts/bench: makes sure the system
-# packages and the project's virtualenv are there, installing what is missing.
+# Sourced by scripts/demo, scripts/test, scripts/bench and scripts/screenshots:
+# makes sure the system packages and the project's virtualenv are there,
+# installing what is missing.
 # Sets ROOT, VENV, PY and NVIM.
 set -euo pipefail
 
@@ -18,12 +19,20 @@ declare -A NEEDED=(
   [stty]=coreutils
   [prlimit]=util-linux
 )
+# file -> Debian package that provides it, for what is not a command
+declare -A NEEDED_FILES=(
+  [/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf]=fonts-dejavu-core
+  [/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf]=fonts-dejavu-core
+)
 
 say() { printf '%s\n' "ttyoffer: $*" >&2; }
 
 missing=()
 for cmd in "${!NEEDED[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEEDED[$cmd]}")
+done
+for file in "${!NEEDED_FILES[@]}"; do
+  [ -e "$file" ] || missing+=("${NEEDED_FILES[$file]}")
 done
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   missing+=("python3-venv")
