@@ -127,10 +127,6 @@ class TtyOfferHost:
 
     # -- requests (a value is returned) -------------------------------------
 
-    def open(self, count: int, rows: int, cols: int) -> dict[str, Any]:
-        ptys, error = self._allocate(count, rows, cols)
-        return {"ptys": ptys, "error": error, "pid": os.getpid()}
-
     def status(self) -> dict[str, Any]:
         offers = [
             {

@@ -21,7 +21,6 @@ EVENTS: dict[str, tuple[str, ...]] = {
 }
 
 REQUESTS: dict[str, tuple[str, ...]] = {
-    "open": ("count", "rows", "cols"),
     "status": (),
     "screen": ("offer_id",),
 }

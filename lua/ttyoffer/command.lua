@@ -23,6 +23,12 @@ local function status_lines()
   if s.host_error then
     table.insert(lines, '  host: ' .. s.host_error)
   end
+  if s.host_unanswered_ms then
+    table.insert(
+      lines,
+      string.format('  host: not answering for %d ms; new commands run without an offer', s.host_unanswered_ms)
+    )
+  end
   table.insert(
     lines,
     string.format('  %d of at most %d offers in flight, %d spare ptys', s.live, s.max_offers, s.spare)

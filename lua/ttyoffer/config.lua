@@ -31,16 +31,71 @@ M.defaults = {
   max_offers = 256,
 }
 
+--- Whether Neovim takes `border` for a float, and why not: asked of Neovim
+--- itself with a hidden window, so the rule is exactly the one it applies
+--- when a prompt opens.
+--- @param border string|table
+--- @return string? error
+local function check_border(border)
+  local buf = vim.api.nvim_create_buf(false, true)
+  local ok, win = pcall(vim.api.nvim_open_win, buf, false, {
+    relative = 'editor',
+    row = 0,
+    col = 0,
+    width = 1,
+    height = 1,
+    border = border,
+    hide = true,
+    noautocmd = true,
+  })
+  if ok then
+    vim.api.nvim_win_close(win, true)
+  end
+  vim.api.nvim_buf_delete(buf, { force = true })
+  if not ok then
+    local reason = tostring(win):gsub('^.-: ', '')
+    return (
+      'a style such as "rounded", "single", "double", "solid", "none" or a list of border '
+      .. 'characters (Neovim says: %s; see :help nvim_open_win())'
+    ):format(reason)
+  end
+end
+
+--- @param value number
+--- @return string?
+local function whole_positive(value)
+  if value <= 0 or value % 1 ~= 0 then
+    return 'a whole number greater than 0'
+  end
+end
+
+--- @param value number
+--- @return string?
+local function whole_non_negative(value)
+  if value < 0 or value % 1 ~= 0 then
+    return 'a whole number of milliseconds, 0 or more'
+  end
+end
+
+--- @param value string|boolean
+--- @return string?
+local function key_or_false(value)
+  if value == true or value == '' then
+    return 'a key like "<C-q>", or false for none'
+  end
+end
+
+-- path -> { accepted types, check(value) -> what it must be, or nil }
 local validators = {
   enabled = { 'boolean' },
-  ['float.width'] = { 'number', 'positive' },
-  ['float.height'] = { 'number', 'positive' },
-  ['float.border'] = { { 'string', 'table' } },
-  ['float.close_delay'] = { 'number', 'non-negative' },
-  ['float.typing_pause'] = { 'number', 'non-negative' },
-  ['keys.dismiss'] = { { 'string', 'boolean' } },
-  ['bang.notice_delay'] = { 'number', 'non-negative' },
-  max_offers = { 'number', 'positive' },
+  ['float.width'] = { 'number', whole_positive },
+  ['float.height'] = { 'number', whole_positive },
+  ['float.border'] = { { 'string', 'table' }, check_border },
+  ['float.close_delay'] = { 'number', whole_non_negative },
+  ['float.typing_pause'] = { 'number', whole_non_negative },
+  ['keys.dismiss'] = { { 'string', 'boolean' }, key_or_false },
+  ['bang.notice_delay'] = { 'number', whole_non_negative },
+  max_offers = { 'number', whole_positive },
 }
 
 --- Validate `user` against the defaults. Returns the merged table or raises
@@ -89,11 +144,9 @@ function M.merge(user, base)
             0
           )
         end
-        if rule[2] == 'positive' and value <= 0 or rule[2] == 'non-negative' and value < 0 then
-          error(string.format('(ttyoffer) option "%s" must be %s, got %s', path, rule[2], tostring(value)), 0)
-        end
-        if path == 'keys.dismiss' and value == true then
-          error('(ttyoffer) option "keys.dismiss" must be a key like "<C-q>" or false', 0)
+        local wrong = rule[2] and rule[2](value)
+        if wrong then
+          error(string.format('(ttyoffer) option "%s" must be %s, got %s', path, wrong, vim.inspect(value)), 0)
         end
       elseif type(default) == 'table' then
         if type(value) ~= 'table' then

@@ -19,6 +19,10 @@ M.stderr = {} --- @type string[]
 -- Spare ptys allocated ahead, so a spawn costs no round trip to the host.
 local stock = {} --- @type {[1]: integer, [2]: string}[]
 local STOCK_LOW, STOCK_BATCH = 8, 16
+-- The longest a spawn waits for spare ptys when a burst has used them up.
+local TAKE_WAIT_MS = 100
+-- Since when a refill went unanswered past TAKE_WAIT_MS (vim.uv.now()).
+local unanswered_since = nil --- @type integer?
 --- Times a spawn found no spare pty and had to ask the host and wait.
 M.dry = 0
 local refilling = false
@@ -110,6 +114,7 @@ end
 --- @param err string
 function M.add_stock(ptys, err)
   refilling = false
+  unanswered_since = nil
   local first = M.state ~= 'ready'
   M.state = 'ready'
   M.error = nil
@@ -199,6 +204,7 @@ function M.on_exit(code)
   M.state, M.chan, M.job, M.pid = 'stopped', nil, nil, nil
   stock = {}
   refilling = false
+  unanswered_since = nil
   if vim.v.exiting ~= vim.NIL then
     return
   end
@@ -224,8 +230,11 @@ function M.ready()
   return M.state == 'ready'
 end
 
---- Take a spare pty: from the stock, or with one synchronous request when the
---- stock has run dry (a burst of spawns outran the refills).
+--- Take a spare pty. When a burst of spawns has emptied the stock, the spawn
+--- waits for the refill already asked for, but never longer than
+--- TAKE_WAIT_MS: a host that does not answer (stopped, stalled, swapped out)
+--- must not freeze the editor. Until it answers again, spawns do not wait at
+--- all and run without an offer.
 --- @return integer? id, string? slave
 function M.take()
   if M.state ~= 'ready' then
@@ -234,22 +243,22 @@ function M.take()
   local entry = table.remove(stock)
   if not entry then
     M.dry = M.dry + 1
-    -- A whole batch: a loop of spawns that never yields to the event loop
-    -- (jobstart + jobwait) gets one round trip per batch, not per spawn.
-    local height, width = layout.size()
-    local ok, answer = pcall(vim.rpcrequest, M.chan, protocol.method('open', 'request'), STOCK_BATCH, height, width)
-    if not ok then
-      notify.once('open:' .. tostring(answer), 'cannot get a pty from the host: ' .. tostring(answer))
+    request_stock()
+    if unanswered_since or vim.in_fast_event() then
       return nil
     end
-    if answer.error ~= '' then
-      notify.once('alloc:' .. answer.error, answer.error .. '; commands run without an offer until ptys can be had')
+    -- The refill arrives as a notification, which vim.wait() serves (a
+    -- blocking rpcrequest would have no bound).
+    if not vim.wait(TAKE_WAIT_MS, function()
+      return #stock > 0 or M.state ~= 'ready'
+    end, 1) then
+      unanswered_since = vim.uv.now()
+      return nil
     end
-    entry = table.remove(answer.ptys, 1)
+    entry = table.remove(stock)
     if not entry then
       return nil
     end
-    vim.list_extend(stock, answer.ptys)
   end
   if #stock < STOCK_LOW then
     request_stock()
@@ -263,6 +272,12 @@ function M.drop_stock()
     M.notify('dismiss', entry[1])
   end
   stock = {}
+end
+
+--- Milliseconds the host has left a refill unanswered past the wait, or nil.
+--- @return integer?
+function M.unanswered_for()
+  return unanswered_since and (vim.uv.now() - unanswered_since)
 end
 
 --- @return integer

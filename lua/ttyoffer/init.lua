@@ -192,6 +192,7 @@ function M.status()
     host = host.state,
     host_pid = host.pid,
     host_error = host.error,
+    host_unanswered_ms = host.unanswered_for(),
     offers = M.offers(),
     live = records.live(),
     max_offers = config.current.max_offers,

@@ -26,7 +26,6 @@ M.events = {
 --- Editor -> host: RPC methods ('ttyoffer_' .. name), their arguments, and
 --- whether a value comes back (request) or not (notify).
 M.methods = {
-  open = { kind = 'request', args = { 'count', 'rows', 'cols' } },
   status = { kind = 'request', args = {} },
   screen = { kind = 'request', args = { 'offer_id' } },
   refill = { kind = 'notify', args = { 'count', 'rows', 'cols' } },

@@ -29,10 +29,6 @@ class TtyOfferPlugin:
     def version(self, args):
         return __version__
 
-    @pynvim.rpc_export("ttyoffer_open", sync=True)
-    def open(self, count, rows, cols):
-        return self._host.open(count, rows, cols)
-
     @pynvim.rpc_export("ttyoffer_status", sync=True)
     def status(self):
         return self._host.status()
