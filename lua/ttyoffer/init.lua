@@ -77,24 +77,28 @@ function M.offers()
   end, records.list())
 end
 
-local function executable(cmd, opts)
+--- The full path of the program a command runs, as jobstart() finds it
+--- (and puts it in argv[0]); true for a string command that a POSIX 'shell'
+--- runs (jobstart() checks 'shell' itself, and raises E903 for the wrapped
+--- command as for the plain one); nil when jobstart() must judge.
+--- @return string|true|nil
+local function resolve(cmd, opts)
   local program = cmd[1]
   if type(cmd) == 'string' then
     local shell = vim.o.shell
     if spawn.is_posix_shell(shell) then
-      -- jobstart() checks 'shell' itself and raises E903 for the wrapped
-      -- command as for the plain one.
       return true
     end
     program = vim.fn.split(shell)[1] -- others are started through /bin/sh
   end
   if type(program) ~= 'string' or program == '' then
-    return false
+    return nil
   end
   if opts and opts.env and opts.env.PATH and not program:find('/') then
-    return false -- a PATH of the caller's own: let jobstart() judge it
+    return nil -- a PATH of the caller's own: let jobstart() judge it
   end
-  return vim.fn.executable(program) == 1
+  local path = vim.fn.exepath(program)
+  return path ~= '' and path or nil
 end
 
 --- Same contract as |jobstart()|, plus the offer. Anything jobstart() would
@@ -112,7 +116,8 @@ function M.jobstart(cmd, opts)
     return vim.fn.jobstart(cmd, opts)
   end
   local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
-  if not valid or (opts ~= nil and type(opts) ~= 'table') or not executable(cmd, opts) then
+  local program = valid and (opts == nil or type(opts) == 'table') and resolve(cmd, opts)
+  if not program then
     -- jobstart() itself reports the error and returns 0 or -1, exactly as stock.
     return plain()
   end
@@ -121,6 +126,9 @@ function M.jobstart(cmd, opts)
     host_ready = host.ready(),
     at_capacity = records.live() >= config.current.max_offers,
   })
+  if not reason and program ~= true and spawn.name_sh_would_drop(opts, vim.uv.os_environ()) then
+    reason = 'environment names /bin/sh would drop'
+  end
   if reason == 'host not available' and config.current.enabled and host.state == 'stopped' then
     -- For the next command, after this one: starting a process takes time
     -- this command must not wait for.
@@ -157,7 +165,10 @@ function M.jobstart(cmd, opts)
     end
   end
   local shell = type(cmd) == 'string' and { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag } or nil
-  local command = spawn.command(cmd, slave, shell, opts)
+  local command = spawn.command(cmd, slave, shell, opts, {
+    program = program ~= true and program or nil,
+    pwd = vim.env.PWD,
+  })
   local ok, job
   if wrapped == nil then
     ok, job = pcall(vim.fn.jobstart, command)

@@ -70,9 +70,70 @@ function M.prologue(tty, opts)
   return TAKE_TTY:format(tty, keeps_gpg_tty and '' or SET_GPG_TTY:format(tty))
 end
 
--- The list prologue depends on nothing but that choice: built once.
-local LIST_SCRIPT = M.prologue('"$0"') .. 'exec "$@"'
-local LIST_SCRIPT_KEEP_GPG_TTY = M.prologue('"$0"', { env = { GPG_TTY = '' } }) .. 'exec "$@"'
+-- /bin/sh sets $PWD to its directory at startup where stock would pass the
+-- environment's as it is (or none, with clear_env): put back what stock
+-- would pass, given as $1 (no quoting), or take it away.
+local RESTORE_PWD = 'PWD="$1"; export PWD; shift; exec "$@"'
+local NO_PWD = 'unset PWD; exec "$@"'
+
+-- The list scripts depend on nothing but these two choices: built once.
+local LIST_SCRIPTS = {
+  [true] = { [true] = M.prologue('"$0"') .. RESTORE_PWD, [false] = M.prologue('"$0"') .. NO_PWD },
+  [false] = {
+    [true] = M.prologue('"$0"', { env = { GPG_TTY = '' } }) .. RESTORE_PWD,
+    [false] = M.prologue('"$0"', { env = { GPG_TTY = '' } }) .. NO_PWD,
+  },
+}
+
+--- Whether `name` can pass through /bin/sh's environment: a shell keeps
+--- only names it could assign, and drops the rest where stock passes them.
+--- @param name string
+--- @return boolean
+local function shell_name_ok(name)
+  return name:find('^[%a_][%w_]*$') ~= nil
+end
+
+--- A name in the environment the command would get that /bin/sh would
+--- drop on the way (dash keeps only names it could assign), or nil. Only
+--- list commands, and shells other than POSIX ones, pass through /bin/sh: a
+--- string command's own 'shell' treats them the same in stock.
+--- @param opts table? the caller's jobstart() options
+--- @param environ table<string, string> the editor's environment now
+--- @return string?
+function M.name_sh_would_drop(opts, environ)
+  local env = opts and type(opts.env) == 'table' and opts.env or nil
+  if env then
+    for name in pairs(env) do
+      if type(name) == 'string' and not shell_name_ok(name) then
+        return name
+      end
+    end
+  end
+  if not (opts and opts.clear_env) then
+    for name in pairs(environ) do
+      if not shell_name_ok(name) then
+        return name
+      end
+    end
+  end
+  return nil
+end
+
+--- The $PWD stock jobstart() would give the command: the caller's, or the
+--- editor's environment's, or none with clear_env.
+--- @param opts table?
+--- @param editor_pwd string? the editor's $PWD
+--- @return string?
+function M.stock_pwd(opts, editor_pwd)
+  local env = opts and type(opts.env) == 'table' and opts.env or nil
+  if env and env.PWD ~= nil then
+    return tostring(env.PWD)
+  end
+  if opts and opts.clear_env then
+    return nil
+  end
+  return editor_pwd
+end
 
 --- The basename of the program 'shell' starts.
 --- @param shell string
@@ -100,8 +161,13 @@ end
 --- @param slave string
 --- @param shell {shell: string, shellcmdflag: string}? needed for string commands
 --- @param opts table? the caller's jobstart() options
+--- @param editor {program: string?, pwd: string?}? for list commands: the
+---   program's full path, as stock puts it in argv[0] (found from the
+---   editor's directory, as stock finds `./rel` whatever `cwd` says), and
+---   the editor's $PWD
 --- @return string|string[]
-function M.command(cmd, slave, shell, opts)
+function M.command(cmd, slave, shell, opts, editor)
+  editor = editor or {}
   if type(cmd) == 'string' then
     assert(shell, 'string commands need the shell options')
     if M.is_posix_shell(shell.shell) then
@@ -114,11 +180,18 @@ function M.command(cmd, slave, shell, opts)
     table.insert(argv, cmd)
     cmd = argv
   end
-  -- The slave is $0 and the command "$@": no quoting of the command at all.
+  -- The slave is $0, the $PWD to pass $1, the command the rest: no quoting
+  -- of the command at all.
   local keeps_gpg_tty = opts and type(opts.env) == 'table' and opts.env.GPG_TTY ~= nil
-  local argv = { '/bin/sh', '-c', keeps_gpg_tty and LIST_SCRIPT_KEEP_GPG_TTY or LIST_SCRIPT, slave }
-  for i = 1, #cmd do
-    argv[i + 4] = cmd[i]
+  local pwd = M.stock_pwd(opts, editor.pwd)
+  local argv = { '/bin/sh', '-c', LIST_SCRIPTS[not keeps_gpg_tty][pwd ~= nil], slave }
+  if pwd ~= nil then
+    argv[5] = pwd
+  end
+  local at = #argv
+  argv[at + 1] = editor.program or cmd[1]
+  for i = 2, #cmd do
+    argv[at + i] = cmd[i]
   end
   return argv
 end

@@ -1,0 +1,173 @@
+"""The stock contract, differentially: the same command and options through
+stock jobstart() and through the offer give the same argv, environment,
+directory, output, error output and exit status. The differences the offer
+makes on purpose ($GPG_TTY names the command's terminal; $TERM is supplied
+when the command would have none) are taken out of the comparison and
+nothing else."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import Editor
+
+pytestmark = pytest.mark.nvim
+
+# Runs `cmd` with `opts` through `spawner` and waits: {code, stdout, stderr,
+# whether it went through the offer}.
+RUN = """
+local spawner, cmd, opts = ...
+local spawn = spawner == 'stock' and vim.fn.jobstart or require('ttyoffer').jobstart
+local skipped_before = vim.tbl_count(require('ttyoffer').status().skipped)
+local out, err, code = '', '', nil
+opts = opts == vim.NIL and {} or opts
+-- Each callback's list joined by newlines, appended: the stream as written.
+opts.on_stdout = function(_, d) out = out .. table.concat(d, '\\n') end
+opts.on_stderr = function(_, d) err = err .. table.concat(d, '\\n') end
+opts.on_exit = function(_, c) code = c end
+local ok, job = pcall(spawn, cmd, opts)
+if not ok then return {error = job} end
+if job <= 0 then return {job = job} end
+vim.wait(10000, function() return code ~= nil end)
+local skipped = require('ttyoffer').status().skipped
+return {code = code, stdout = out, stderr = err,
+        offered = vim.tbl_count(skipped) == skipped_before and (skipped['disabled'] or 0) == 0}
+"""
+
+# On purpose, and documented in :help ttyoffer-contract.
+OFFER_ONLY = ("GPG_TTY=", "TERM=")
+
+
+def comparable(result: dict[str, Any], environment: bool) -> dict[str, Any]:
+    result = dict(result)
+    result.pop("offered", None)
+    if environment and "stdout" in result:
+        # A shell may hand the environment on in another order.
+        lines = result["stdout"].split("\n")
+        result["stdout"] = sorted(line for line in lines if not line.startswith(OFFER_ONLY))
+    return result
+
+
+def differential(ed: Editor, cmd: list[str] | str, opts: dict[str, Any] | None = None) -> dict[str, Any]:
+    stock = ed.lua(RUN, "stock", cmd, opts)
+    ours = ed.lua(RUN, "ours", cmd, opts)
+    environment = cmd in (["env"], "env")
+    assert comparable(ours, environment) == comparable(stock, environment)
+    return ours
+
+
+@pytest.fixture
+def in_tmp(ed: Editor, tmp_path: Path) -> Path:
+    """The editor's current directory is a fresh folder, with a `rel` script."""
+    script = tmp_path / "rel"
+    script.write_text('#!/bin/sh\nprintf "%s|%s\\n" "$0" "$(pwd)"\n')
+    script.chmod(0o755)
+    ed.lua("vim.fn.chdir(...)", str(tmp_path))
+    return tmp_path
+
+
+ENV_NAMES = {"A-B": "1", "1X": "2", "a.b": "3", "ÄÖ": "4", "A B": "5", "PLAIN": "6"}
+
+
+def test_environment_names_a_shell_cannot_hold(ed: Editor) -> None:
+    # /bin/sh would drop them on the way: such a list command runs as in
+    # stock, without an offer, and :TtyOffer status says why.
+    ours = differential(ed, ["env"], {"env": ENV_NAMES})
+    for name, value in ENV_NAMES.items():
+        assert f"{name}={value}" in ours["stdout"].split("\n")
+    assert not ours["offered"]
+    assert "environment names /bin/sh would drop: 1" in ed.nvim.command_output("TtyOffer status")
+    # A string command's own shell treats them the same in stock and here.
+    for shell in ("/bin/sh", "bash"):
+        ed.lua("vim.o.shell = ...", shell)
+        assert differential(ed, "env", {"env": ENV_NAMES})["offered"]
+
+
+def test_clear_env_adds_nothing(ed: Editor) -> None:
+    ours = differential(ed, ["env"], {"clear_env": True, "env": {"ONLY": "me"}})
+    assert ours["offered"]
+
+
+def test_pwd_is_what_stock_passes(ed: Editor, in_tmp: Path) -> None:
+    assert differential(ed, ["env"], {"cwd": "/"})["offered"]
+    assert differential(ed, ["env"], {"env": {"PWD": "/nowhere"}})["offered"]
+    assert differential(ed, ["env"])["offered"]
+
+
+def test_a_relative_program_is_found_from_the_editors_directory(ed: Editor, in_tmp: Path) -> None:
+    ours = differential(ed, ["./rel", "x"], {"cwd": "/"})
+    assert ours["offered"] and ours["code"] == 0 and ours["stdout"] == f"{in_tmp}/rel|/\n"
+
+
+STRING_SCRIPTS = [
+    'echo "$_"',
+    "echo (",
+    "exit 42",
+    "kill -TERM $$",
+    "echo out; echo err >&2; echo out2",
+    'printf "%s|" "$0" "$#"',
+    "cat",  # stdin as the caller left it: a pipe nobody writes, closed
+    "trap 'echo trapped' EXIT; false",
+    "ulimit -n; umask",
+]
+# Where the prologue shows, as :help ttyoffer-contract says: checked as such below.
+DOCUMENTED = {("bash", 'echo "$_"'), ("bash", "echo (")}
+
+
+@pytest.mark.parametrize(
+    ("shell", "script"),
+    [(sh, s) for sh in ("/bin/sh", "bash") for s in STRING_SCRIPTS if (sh, s) not in DOCUMENTED],
+)
+def test_string_commands(ed: Editor, shell: str, script: str) -> None:
+    ed.lua("vim.o.shell = ...", shell)
+    assert differential(ed, script, {"stdin": "null"})["offered"]
+
+
+def test_string_command_differences_as_documented(ed: Editor) -> None:
+    # :help ttyoffer-contract: the prologue joins the command's own line, so
+    # (1) $_ at the start of the command is the prologue's last argument, and
+    # (2) bash quotes the whole first line, prologue included, in a syntax
+    # error. Everything else about both runs is the same.
+    ed.lua("vim.o.shell = 'bash'")
+    stock = ed.lua(RUN, "stock", 'echo "$_"', {})
+    ours = ed.lua(RUN, "ours", 'echo "$_"', {})
+    assert ours["offered"] and ours["stdout"].startswith("TERM=") and stock["stdout"] != ours["stdout"]
+    assert comparable({**ours, "stdout": ""}, False) == comparable({**stock, "stdout": ""}, False)
+    stock = ed.lua(RUN, "stock", "echo (", {})
+    ours = ed.lua(RUN, "ours", "echo (", {})
+    prologue = re.search(r"`(if true .*?fi; )echo \(", ours["stderr"])
+    assert ours["offered"] and prologue
+    assert {**ours, "stderr": ours["stderr"].replace(prologue.group(1), "")} == {**stock, "offered": True}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sh", "-c", 'printf "%s|" "$0" "$@"', "zero", "a b", "", "$HOME", "'q'"],
+        ["sh", "-c", "exit 7"],
+        ["sh", "-c", "kill -KILL $$"],
+        ["printenv", "SHLVL", "OLDPWD", "_"],
+        ["cat", "/proc/self/cmdline"],  # argv[0] as stock puts it: the full path
+        ["sh", "-c", 'echo "$-"; echo "$_"'],
+    ],
+)
+def test_list_commands(ed: Editor, argv: list[str]) -> None:
+    assert differential(ed, argv)["offered"]
+
+
+def test_a_missing_program_and_bad_arguments(ed: Editor) -> None:
+    differential(ed, ["/nonexistent/program"])
+    differential(ed, [])
+    differential(ed, "")
+
+
+def test_the_editors_own_environment_as_it_is_now(ed: Editor) -> None:
+    ed.lua("vim.env.TTYOFFER_SET_LATER = 'yes'; vim.env.HOME = '/somewhere/else'")
+    ours = differential(ed, ["env"])
+    assert "TTYOFFER_SET_LATER=yes" in ours["stdout"]
+    assert os.environ.get("TTYOFFER_SET_LATER") is None
