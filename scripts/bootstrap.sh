@@ -17,6 +17,7 @@ declare -A NEEDED=(
   [ps]=procps
   [stty]=coreutils
   [prlimit]=util-linux
+  [luacheck]=lua-check
 )
 
 say() { printf '%s\n' "ttyoffer: $*" >&2; }
