@@ -23,4 +23,4 @@ format:
 	.venv/bin/ruff check --fix ttyoffer_nvim rplugin tests scripts bench
 
 format-lua:
-	.venv/stylua/node_modules/.bin/stylua lua plugin
+	.venv/stylua/node_modules/.bin/stylua lua plugin tests/lua

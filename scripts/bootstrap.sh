@@ -18,6 +18,7 @@ declare -A NEEDED=(
   [ps]=procps
   [stty]=coreutils
   [prlimit]=util-linux
+  [luacheck]=lua-check
 )
 # file -> Debian package that provides it, for what is not a command
 declare -A NEEDED_FILES=(
