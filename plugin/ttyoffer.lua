@@ -4,6 +4,15 @@ if vim.g.loaded_ttyoffer then
 end
 vim.g.loaded_ttyoffer = 1
 
+-- An editor the plugin cannot run on (too old, not Linux) gets the commands
+-- only, each saying so once; nothing else runs, nothing is said at startup.
+if require('ttyoffer.support').problem() then
+  for _, name in ipairs({ 'Bang', 'TtyOffer' }) do
+    vim.cmd('command! -nargs=* ' .. name .. " lua require('ttyoffer.support').tell_inactive()")
+  end
+  return
+end
+
 local api = vim.api
 
 api.nvim_create_user_command('Bang', function(opts)

@@ -18,8 +18,14 @@ declare -A NEEDED=(
   [ps]=procps
   [stty]=coreutils
   [prlimit]=util-linux
-  [luacheck]=lua-check
 )
+# Only the test suite needs these (scripts/test sets TTYOFFER_FOR_TESTS):
+# the Lua linter, and Debian's own (older) Neovim, which the suite runs to
+# check what an unsupported editor is told.
+if [ -n "${TTYOFFER_FOR_TESTS:-}" ]; then
+  NEEDED[luacheck]=lua-check
+  NEEDED[/usr/bin/nvim]=neovim
+fi
 # file -> Debian package that provides it, for what is not a command
 declare -A NEEDED_FILES=(
   [/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf]=fonts-dejavu-core

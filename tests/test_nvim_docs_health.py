@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import ROOT, Editor
+from harness import ROOT, Editor, Sandbox, editor
 
 pytestmark = pytest.mark.nvim
 
@@ -58,17 +58,27 @@ def test_checkhealth_reports_a_working_setup(ed: Editor) -> None:
     ed.nvim.command("checkhealth ttyoffer")
     report = "\n".join(ed.nvim.current.buffer[:])
     assert "ERROR" not in report, report
-    assert "pynvim is importable" in report
-    assert "pyte is importable" in report
-    assert "Remote plugin registered" in report
+    assert "pynvim and pyte are importable" in report
+    assert "Remote plugin: " in report
     assert "Host running" in report
     assert "A pty can be opened" in report
 
 
-def test_checkhealth_names_the_fix_when_not_registered(ed: Editor) -> None:
-    # As if :UpdateRemotePlugins had never run: the manifest lists nothing.
-    ed.nvim.command("call filter(remote#host#PluginsForHost('python3'), 0)")
+def test_checkhealth_at_startup_tells_the_truth(sandbox: Sandbox) -> None:
+    # Typed the instant the editor is there, before the host is up: it waits
+    # for the host rather than warn that it is not running.
+    with editor(sandbox, wait_host=False) as ed:
+        ed.nvim.command("checkhealth ttyoffer")
+        report = "\n".join(ed.nvim.current.buffer[:])
+    assert "ERROR" not in report and "WARNING" not in report, report
+    assert "Host running" in report
+
+
+def test_checkhealth_names_the_fix_without_a_python(ed: Editor) -> None:
+    ed.lua("vim.g.python3_host_prog = '/nonexistent/python3'; require('ttyoffer.host').python = nil")
     ed.nvim.command("checkhealth ttyoffer")
     report = "\n".join(ed.nvim.current.buffer[:])
-    assert "not registered" in report
-    assert ":UpdateRemotePlugins" in report
+    assert "g:python3_host_prog (/nonexistent/python3) is not executable" in report
+    assert ":TtyOffer install" in report
+
+

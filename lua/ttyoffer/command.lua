@@ -69,6 +69,23 @@ M.subcommands = {
   status = function()
     say(table.concat(status_lines(), '\n'))
   end,
+  install = function()
+    require('ttyoffer.install').run({
+      -- Headless is a build step (`nvim --headless '+TtyOffer install' +qa`):
+      -- it must be done before the editor quits.
+      sync = #vim.api.nvim_list_uis() == 0,
+      on_done = function(ok)
+        if ok then
+          -- No restart: the host starts (or starts again) with the new Python.
+          local host = require('ttyoffer.host')
+          if host.state == 'failed' then
+            host.state = 'stopped'
+          end
+          ttyoffer().start()
+        end
+      end,
+    })
+  end,
   dismiss = function(args)
     local id = args[1] and tonumber(args[1])
     if args[1] and not id then

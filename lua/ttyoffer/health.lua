@@ -1,83 +1,129 @@
--- :checkhealth ttyoffer
+-- :checkhealth ttyoffer. Runs on any Neovim that has :checkhealth for Lua
+-- (an old one is told what it needs, not given a stack trace).
 local M = {}
 
-local health = vim.health
+local health = vim.health or require('health')
+local start = health.start or health.report_start
+local ok = health.ok or health.report_ok
+local warn = health.warn or health.report_warn
+local error = health.error or health.report_error
+local info = health.info or health.report_info
 
-local function check_python(host)
-  local python, err = host.python()
-  if not python then
-    health.error('No Python 3 for the remote plugin host: ' .. tostring(err), {
-      'Install pynvim into a Python 3 and point Neovim at it:',
-      'python3 -m pip install --user pynvim pyte',
-      'let g:python3_host_prog = "/path/to/python3"',
+-- How long the check waits for a host that is starting.
+local WAIT_MS = 5000
+
+local function check_support()
+  start('ttyoffer: editor')
+  local problem = require('ttyoffer.support').problem()
+  if problem then
+    error(problem .. '; the plugin is inactive', {
+      'Install Neovim ' .. require('ttyoffer.support').MIN_VERSION .. ' or newer on Linux',
     })
-    return nil
+    return false
   end
-  health.ok('Python host program: ' .. python)
-  for _, module in ipairs({ 'pynvim', 'pyte' }) do
-    local out = vim.system({ python, '-c', 'import ' .. module }, { text = true }):wait()
-    if out.code == 0 then
-      health.ok(module .. ' is importable')
-    else
-      health.error(module .. ' cannot be imported by ' .. python, {
-        string.format('%s -m pip install %s', python, module),
+  ok('Neovim ' .. tostring(vim.version()) .. ' on Linux')
+  return true
+end
+
+local function check_python(host, install)
+  start('ttyoffer: Python for the host')
+  local python = host.python
+  if not python then
+    local found
+    host.find_python(function(p, err)
+      found = { p, err }
+    end)
+    vim.wait(WAIT_MS, function()
+      return found ~= nil
+    end, 20)
+    python = found and found[1]
+    if not python then
+      error(tostring(found and found[2] or 'no Python found in time'), {
+        'Run :TtyOffer install: it makes ' .. install.venv() .. ' with pynvim and pyte',
+        'Or point g:python3_host_prog at a Python 3 that has both',
       })
+      return nil
     end
   end
+  if vim.g.python3_host_prog and vim.g.python3_host_prog ~= '' then
+    ok('Python (g:python3_host_prog): ' .. python)
+  elseif python == install.python() then
+    ok("Python (the plugin's own, :TtyOffer install): " .. python)
+  else
+    ok('Python (found on PATH): ' .. python)
+  end
+  local out = vim
+    .system(
+      { python, '-c', 'import pynvim, pyte; print(pynvim.__version__ if hasattr(pynvim, "__version__") else "")' },
+      { text = true }
+    )
+    :wait()
+  if out.code == 0 then
+    ok('pynvim and pyte are importable')
+  else
+    error('pynvim or pyte cannot be imported by ' .. python, { 'Run :TtyOffer install' })
+  end
+  info('Wanted: ' .. table.concat(install.requirements(), ', '))
   return python
 end
 
-function M.check()
-  local host = require('ttyoffer.host')
-  local ttyoffer = require('ttyoffer')
-
-  health.start('ttyoffer: Neovim')
-  if vim.fn.has('nvim-0.10') == 1 then
-    health.ok('Neovim ' .. tostring(vim.version()))
-  else
-    health.error('Neovim 0.10 or newer is required', { 'Upgrade Neovim' })
+local function check_host(host, ttyoffer)
+  start('ttyoffer: host')
+  if not ttyoffer.enabled() then
+    warn('The offer is off: commands run as in stock Neovim', { ':TtyOffer on' })
+    return
   end
-
-  health.start('ttyoffer: Python host')
-  local python = check_python(host)
-  local path = host.registered_path()
-  if path then
-    health.ok('Remote plugin registered: ' .. path)
-  else
-    health.error('The remote plugin is not registered in the rplugin manifest', {
-      'Run :UpdateRemotePlugins, then restart Neovim',
-      'Manifest: ' .. tostring(vim.g.loaded_remote_plugins or vim.env.NVIM_RPLUGIN_MANIFEST),
-    })
+  if host.state == 'stopped' then
+    ttyoffer.start()
+  end
+  if host.state == 'starting' then
+    -- At startup it is on its way: wait a moment rather than tell a fright.
+    vim.wait(WAIT_MS, function()
+      return host.state ~= 'starting'
+    end, 20)
   end
   if host.state == 'ready' then
-    health.ok(string.format('Host running (pid %d)', host.pid or 0))
+    ok(string.format('Host running (pid %d, %s)', host.pid or 0, host.python or '?'))
   elseif host.state == 'starting' then
-    health.warn('Host is still starting')
+    warn('Host still starting after ' .. WAIT_MS / 1000 .. ' s', {
+      'Commands run without an offer until it is up; :TtyOffer status tells when',
+    })
   else
-    health.warn('Host is not running: ' .. tostring(host.error or host.state), {
-      'Commands run without an offer until it is. :TtyOffer on starts it',
+    error('Host not running: ' .. tostring(host.error or host.state), {
+      'Commands run without an offer until it is. :TtyOffer install, then :TtyOffer on',
     })
   end
-  if not ttyoffer.enabled() then
-    health.warn('The offer is off (:TtyOffer on)')
+  local path = host.plugin_path
+  if vim.fn.isdirectory(path) == 1 then
+    ok('Remote plugin: ' .. path)
+  else
+    error('The remote plugin is missing: ' .. path, { 'Reinstall the plugin' })
   end
+end
 
-  health.start('ttyoffer: pseudo-terminals')
-  local ok, out = pcall(function()
-    return vim
-      .system({ python or 'python3', '-c', 'import os; m, s = os.openpty(); print(os.ttyname(s))' }, { text = true })
-      :wait()
-  end)
-  if ok and out.code == 0 then
-    health.ok('A pty can be opened (' .. vim.trim(out.stdout) .. ')')
+local function check_ptys(python)
+  start('ttyoffer: pseudo-terminals')
+  local result = vim
+    .system({ python or 'python3', '-c', 'import os; m, s = os.openpty(); print(os.ttyname(s))' }, { text = true })
+    :wait()
+  if result.code == 0 then
+    ok('A pty can be opened (' .. vim.trim(result.stdout) .. ')')
   else
-    health.error('Cannot open a pty', {
-      'Mount devpts on /dev/pts and make /dev/ptmx readable and writable',
-    })
+    error('Cannot open a pty', { 'Mount devpts on /dev/pts and make /dev/ptmx readable and writable' })
   end
   if vim.fn.executable('/bin/sh') ~= 1 then
-    health.error('/bin/sh is missing: list commands are started through it')
+    error('/bin/sh is missing: commands are started through it')
   end
+end
+
+function M.check()
+  if not check_support() then
+    return
+  end
+  local host = require('ttyoffer.host')
+  local python = check_python(host, require('ttyoffer.install'))
+  check_host(host, require('ttyoffer'))
+  check_ptys(python)
 end
 
 return M

@@ -15,6 +15,7 @@ M.job = nil --- @type integer?
 M.pid = nil --- @type integer?
 M.error = nil --- @type string?
 M.stderr = {} --- @type string[]
+M.python = nil --- @type string? the Python it runs with
 
 -- Spare ptys allocated ahead, so a spawn costs no round trip to the host.
 local stock = {} --- @type {[1]: integer, [2]: string}[]
@@ -29,71 +30,52 @@ local refilling = false
 -- Told when the host process ends (the editor quitting aside).
 local on_exit_handler = nil --- @type fun(message: string?)?
 
-local PLUGIN_SUFFIX = '/rplugin/python3/ttyoffer'
+--- The remote plugin the host runs: from this checkout, whatever the rplugin
+--- manifest says (or whether :UpdateRemotePlugins was ever run).
+M.plugin_path = require('ttyoffer.install').root .. '/rplugin/python3/ttyoffer'
 
---- The registered path of our remote plugin, from the rplugin manifest.
---- @return string?
-function M.registered_path()
-  local ok, plugins = pcall(vim.fn['remote#host#PluginsForHost'], 'python3')
-  if not ok then
-    return nil
-  end
-  for _, plugin in ipairs(plugins) do
-    local path = tostring(plugin.path)
-    if path:sub(-#PLUGIN_SUFFIX) == PLUGIN_SUFFIX then
-      return path
-    end
-  end
-  return nil
-end
+-- The host needs both: pynvim to talk to the editor, pyte for the screen.
+local REQUIRED = 'import neovim, pyte'
+local CANDIDATES = { 'python3', 'python3.13', 'python3.12', 'python3.11', 'python3.10', 'python3.9', 'python' }
+local NONE_FOUND = 'no Python 3 with pynvim and pyte: run :TtyOffer install (or set g:python3_host_prog)'
 
---- The Python interpreter of the python3 provider, or nil and why not.
---- @return string?, string?
-function M.python()
+--- The Python the host runs with, without blocking: g:python3_host_prog when
+--- set, else the plugin's own virtualenv (:TtyOffer install), else the first
+--- Python 3 on PATH that has pynvim and pyte (probing runs each one, and the
+--- editor must not wait for that after startup).
+--- @param callback fun(python: string?, err: string?)
+function M.find_python(callback)
   local prog = vim.g.python3_host_prog
   if prog and prog ~= '' then
     local path = vim.fn.exepath(vim.fn.expand(prog))
     if path == '' then
-      return nil, 'g:python3_host_prog (' .. prog .. ') is not executable'
+      return callback(nil, 'g:python3_host_prog (' .. prog .. ') is not executable')
     end
-    return path
+    return callback(path)
   end
-  local ok, found, err = pcall(function()
-    return require('vim.provider.python').detect_by_module('neovim')
-  end)
-  if not ok or not found then
-    return nil, (ok and err) or tostring(found)
-  end
-  return found
-end
-
-local CANDIDATES = { 'python3', 'python3.13', 'python3.12', 'python3.11', 'python3.10', 'python3.9', 'python' }
-
---- Like M.python(), without blocking: probing interpreters runs each one, and
---- the editor must not wait for that after startup.
---- @param callback fun(python: string?, err: string?)
-function M.find_python(callback)
-  local prog = vim.g.python3_host_prog
-  if (prog and prog ~= '') or vim.fn.executable('pynvim-python') == 1 then
-    return callback(M.python())
+  local own = require('ttyoffer.install').python()
+  if own then
+    return callback(own)
   end
   local function try(i)
     local exe = CANDIDATES[i]
     if not exe then
-      return callback(nil, 'no Python 3 with pynvim found (set g:python3_host_prog)')
+      return callback(nil, NONE_FOUND)
     end
     if vim.fn.executable(exe) ~= 1 then
       return try(i + 1)
     end
-    vim.system({ exe, '-c', 'import neovim' }, {}, function(out)
-      vim.schedule(function()
+    vim.system(
+      { exe, '-c', REQUIRED },
+      {},
+      vim.schedule_wrap(function(out)
         if out.code == 0 then
           callback(vim.fn.exepath(exe))
         else
           try(i + 1)
         end
       end)
-    end)
+    )
   end
   try(1)
 end
@@ -136,27 +118,23 @@ function M.start(on_exit)
   if M.state == 'ready' or M.state == 'starting' then
     return true
   end
-  local path = M.registered_path()
-  if not path then
-    M.state, M.error = 'failed', 'the remote plugin is not registered: run :UpdateRemotePlugins and restart'
-    return false
-  end
   M.state, M.error = 'starting', nil
   M.find_python(function(python, err)
     if M.state ~= 'starting' or M.job then
       return
     end
     if not python then
-      M.state, M.error = 'failed', 'no python3 provider: ' .. tostring(err)
+      M.state, M.error = 'failed', tostring(err)
       return
     end
-    M.spawn(python, path)
+    M.python = python
+    M.spawn(python, M.plugin_path)
   end)
   return true
 end
 
 --- @param python string
---- @param path string the registered rplugin path
+--- @param path string the remote plugin's folder
 function M.spawn(python, path)
   M.stderr = {}
   local argv = {

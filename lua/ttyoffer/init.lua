@@ -1,5 +1,9 @@
 -- ttyoffer: a private controlling terminal for every command the editor spawns,
 -- shown in a float only when the command asks for something.
+if require('ttyoffer.support').problem() then
+  return require('ttyoffer.inactive')
+end
+
 local M = {}
 
 local config = require('ttyoffer.config')

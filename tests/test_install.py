@@ -1,0 +1,75 @@
+"""Install as a user does, from the README, on a clean HOME: a plain-packages
+clone, the one build step, one start. The first session already gives
+offers, and :help ttyoffer resolves."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pynvim
+import pytest
+
+from harness import ROOT, nvim_binary, wait_until
+
+pytestmark = pytest.mark.e2e
+
+ASK = "printf 'Question? ' > /dev/tty; read answer < /dev/tty; echo \"got $answer\""
+
+
+def clean_env(home: Path) -> dict[str, str]:
+    """A new account: its own HOME, no XDG folders set, no Neovim of ours around."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "NVIM", "VIRTUAL_ENV"))}
+    env["HOME"] = str(home)
+    # The machine's Python 3 first, not the test suite's virtualenv.
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if ".venv" not in p)
+    return env
+
+
+def test_plain_packages_install_offers_in_the_first_session(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = clean_env(home)
+    plugin = home / ".local/share/nvim/site/pack/ttyoffer/start/ttyoffer.nvim"
+    # The README's two lines: the clone, the build step.
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(plugin)], check=True, env=env)
+    build = subprocess.run(
+        [nvim_binary(), "--headless", "+TtyOffer install", "+qa"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert build.returncode == 0, build.stderr
+    assert "(ttyoffer) installed; the host uses" in build.stderr + build.stdout
+    venv_python = home / ".local/share/nvim/ttyoffer/venv/bin/python"
+    assert venv_python.exists()
+
+    # One start, as the user's editor would be (no -u: their own, empty, config).
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        nvim = pynvim.attach("child", argv=[nvim_binary(), "--embed", "--headless"])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    try:
+        nvim.exec_lua(
+            "_G.presented = false vim.api.nvim_create_autocmd('User', {pattern = 'TtyOfferPresent',"
+            " callback = function() _G.presented = true end})"
+        )
+        wait_until(lambda: nvim.exec_lua("return require('ttyoffer.host').ready()"), 30, "the host")
+        assert nvim.exec_lua("return require('ttyoffer.host').python") == str(venv_python)
+        nvim.exec_lua("require('ttyoffer').jobstart({'sh', '-c', ...})", ASK)
+        wait_until(lambda: nvim.exec_lua("return _G.presented"), 15, "the prompt window")
+        nvim.input("yes<CR>")
+        nvim.command("help ttyoffer")
+        assert nvim.exec_lua("return vim.fn.expand('%:t')") == "ttyoffer.txt"
+        # What the README says the plugin leaves on disk, and nothing else.
+        assert sorted(p.name for p in (home / ".local/share/nvim").iterdir()) == ["site", "ttyoffer"]
+    finally:
+        nvim.close()
+    shutil.rmtree(home / ".local/share/nvim/ttyoffer")
