@@ -80,5 +80,3 @@ def test_checkhealth_names_the_fix_without_a_python(ed: Editor) -> None:
     report = "\n".join(ed.nvim.current.buffer[:])
     assert "g:python3_host_prog (/nonexistent/python3) is not executable" in report
     assert ":TtyOffer install" in report
-
-

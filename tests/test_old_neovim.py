@@ -63,6 +63,8 @@ def test_an_unsupported_editor_is_told_once_and_nothing_else_runs(old_tui: PtySc
     old_tui.wait_text("after")
     assert old_tui.showing("needs Neovim") is None
     old_tui.type(":checkhealth ttyoffer\r")
-    old_tui.wait_text("ERROR: ttyoffer.nvim needs Neovim 0.10 or newer (this is 0.7.2); the plugin is inactive")
+    old_tui.wait_text(
+        "ERROR: ttyoffer.nvim needs Neovim 0.10 or newer (this is 0.7.2); the plugin is inactive"
+    )
     old_tui.wait_text("Install Neovim 0.10 or newer on Linux")
     assert old_tui.showing("E5108") is None and old_tui.showing("stack traceback") is None

@@ -76,5 +76,38 @@ def test_bang_says_it_is_still_running(tui: tuple[Tui, Editor]) -> None:
     ed.lua("require('ttyoffer').setup({bang = {notice_delay = 100}})")
     term.type(":Bang sleep 30\r")
     lines = term.wait_text("(running, pid")
-    assert ":!sleep 30" in lines[-1]
+    assert lines[-1].startswith("(running, pid") and ":!sleep 30" in lines[-1]
     assert ed.float_wins() == []
+
+
+def test_a_long_bang_never_stops_the_user_and_its_window_always_goes(sandbox: Sandbox) -> None:
+    # 120 columns and a command longer than that: the "still running" notice
+    # is cut to the command line, where a wrapped one raised a hit-enter
+    # prompt under the window; and the window of a command that ended goes
+    # before :Bang's output (which asks for Enter, like :!) is shown.
+    term = Tui(sandbox, [], 30, 120)
+    nvim = pynvim.attach("socket", path=term.socket)
+    ed = Editor(nvim)
+    try:
+        ed.wait_host()
+        ed.lua("require('ttyoffer').setup({bang = {notice_delay = 100}})")
+        long = "sleep 0.5; printf 'Passphrase: ' > /dev/tty; read p < /dev/tty; echo " + "done-" * 25
+        term.type(f":Bang {long}\r")
+        notice = next(line for line in term.wait_text("(running, pid") if "(running, pid" in line)
+        assert notice.startswith("(running, pid") and ":!sleep 0.5" in notice
+        assert notice.rstrip().endswith("…") and len(notice.rstrip()) < 120
+        assert term.showing("Press ENTER") is None
+        term.wait_text("│Passphrase:")
+        assert term.showing("Press ENTER") is None
+        term.type("pw\r")
+        # (No RPC while :Bang's output waits for Enter: Neovim serves none.)
+        term.wait_text("Press ENTER")
+        term.type("\r")
+        assert ed.wait_event("TtyOfferBangDone")[0]["data"]["code"] == 0
+        # The window had gone before the output was shown.
+        order = [e["pattern"] for e in ed.events() if e["pattern"] in ("TtyOfferClose", "TtyOfferBangDone")]
+        assert order == ["TtyOfferClose", "TtyOfferBangDone"]
+        assert ed.float_wins() == []
+    finally:
+        nvim.close()
+        term.close()

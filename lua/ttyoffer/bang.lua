@@ -5,6 +5,7 @@ local api = vim.api
 local config = require('ttyoffer.config')
 local expand = require('ttyoffer.expand')
 local notify = require('ttyoffer.notify')
+local prompts = require('ttyoffer.prompts')
 local ttyoffer = require('ttyoffer')
 
 local function err(msg)
@@ -65,20 +66,25 @@ function M.run(args)
     on_exit = function(_, code)
       stop_notice()
       local lines = finish()
-      local chunks = { { ':!' .. cmd .. '\n' } }
-      if #lines > 0 then
-        table.insert(chunks, { table.concat(lines, '\n') .. '\n' })
+      local function report()
+        local chunks = { { ':!' .. cmd .. '\n' } }
+        if #lines > 0 then
+          table.insert(chunks, { table.concat(lines, '\n') .. '\n' })
+        end
+        if code ~= 0 then
+          table.insert(chunks, { string.format('\nshell returned %d', code) })
+        end
+        chunks[#chunks][1] = chunks[#chunks][1]:gsub('\n$', '')
+        api.nvim_echo(chunks, true, {})
+        api.nvim_exec_autocmds('User', {
+          pattern = 'TtyOfferBangDone',
+          modeline = false,
+          data = { cmd = cmd, code = code, job = job, output = lines },
+        })
       end
-      if code ~= 0 then
-        table.insert(chunks, { string.format('\nshell returned %d', code) })
-      end
-      chunks[#chunks][1] = chunks[#chunks][1]:gsub('\n$', '')
-      api.nvim_echo(chunks, true, {})
-      api.nvim_exec_autocmds('User', {
-        pattern = 'TtyOfferBangDone',
-        modeline = false,
-        data = { cmd = cmd, code = code, job = job, output = lines },
-      })
+      -- The output may raise a hit-enter prompt, under which the editor
+      -- serves nothing: the command's prompt window goes first.
+      prompts.after_window_of(job, report)
     end,
   })
   if not started or job <= 0 then
@@ -99,7 +105,11 @@ function M.run(args)
   notice:start(config.current.bang.notice_delay, 0, function()
     vim.schedule(function()
       if vim.fn.jobwait({ job }, 0)[1] == -1 then
-        api.nvim_echo({ { string.format(':!%s  (running, pid %d)', cmd, vim.fn.jobpid(job)), 'MoreMsg' } }, false, {})
+        -- Cut to the command line: a wrapped notice would stop the user
+        -- with a hit-enter prompt under a prompt window.
+        -- What it says first, the command after: the cut takes the command's tail.
+        local text = notify.fit(string.format('(running, pid %d) :!%s', vim.fn.jobpid(job), cmd), '…')
+        api.nvim_echo({ { text, 'MoreMsg' } }, false, {})
       end
     end)
     stop_notice()

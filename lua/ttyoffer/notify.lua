@@ -30,21 +30,24 @@ end
 -- Where the whole of a notice that had to be cut can be read.
 local REST = '… (:TtyOffer status)'
 
---- `text` cut to fit the space the command line has for a message.
+--- `text` cut to fit the space the command line has for a message, ending
+--- in `more` when cut (by default: where the whole text can be read).
 --- @param text string
+--- @param more string?
 --- @return string
-function M.fit(text)
+function M.fit(text, more)
+  more = more or REST
   local line = text:gsub('\n', ' ')
   local room = vim.v.echospace
   if vim.fn.strdisplaywidth(line) <= room then
     return line
   end
-  local keep = math.max(room - vim.fn.strdisplaywidth(REST), 1)
+  local keep = math.max(room - vim.fn.strdisplaywidth(more), 1)
   local cut = line
   while vim.fn.strdisplaywidth(cut) > keep and cut ~= '' do
     cut = vim.fn.strcharpart(cut, 0, vim.fn.strchars(cut) - 1)
   end
-  return (cut .. REST):sub(1, math.max(room, 1) * 4)
+  return cut .. more
 end
 
 --- The answer to a command the user typed: shown whole, kept in :messages.

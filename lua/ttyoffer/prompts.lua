@@ -23,6 +23,8 @@ local PROMPT_LIMIT = 60
 --- @field window ttyoffer.Window?
 --- @field place ttyoffer.Place? where the user was
 --- @field closing boolean?
+--- @field closed boolean? over, and TtyOfferClose fired
+--- @field after_close fun()[]? what waits for it to be over
 
 --- Benchmarks set this to see when relayed bytes reach a window.
 --- @type fun(id: integer, data: string)?
@@ -72,6 +74,17 @@ local function event(pattern, prompt, extra)
   api.nvim_exec_autocmds('User', { pattern = pattern, modeline = false, data = data })
 end
 
+--- The prompt is over, shown or not: say so, and run what waited for it.
+--- @param prompt ttyoffer.Prompt
+--- @param reason string
+local function finished(prompt, reason)
+  prompt.closed = true
+  event('TtyOfferClose', prompt, { reason = reason })
+  for _, fn in ipairs(prompt.after_close or {}) do
+    fn()
+  end
+end
+
 local show_next
 
 local function wait_for_mode()
@@ -110,7 +123,7 @@ local function close(prompt, reason)
       current = nil
     end
     records.set_state(prompt.id, 'closed')
-    event('TtyOfferClose', prompt, { reason = reason })
+    finished(prompt, reason)
     -- The next prompt in line starts from the restored place, so that its
     -- own close returns there too.
     vim.schedule(show_next)
@@ -186,7 +199,7 @@ local function unqueue(prompt, index, reason)
   table.remove(queue, index)
   prompt.closing = true
   records.set_state(prompt.id, 'closed')
-  event('TtyOfferClose', prompt, { reason = reason })
+  finished(prompt, reason)
   refresh_title()
 end
 
@@ -295,12 +308,31 @@ function M.host_lost()
   for _, prompt in ipairs(queue) do
     prompt.closing = true
     records.set_state(prompt.id, 'closed')
-    event('TtyOfferClose', prompt, { reason = 'host exited' })
+    finished(prompt, 'host exited')
   end
   queue = {}
   if current then
     close(current, 'host exited')
   end
+end
+
+--- Run `fn` once the prompt window of `job`'s command is gone (at once when
+--- it has none, shown or waiting).
+--- @param job integer
+--- @param fn fun()
+function M.after_window_of(job, fn)
+  local prompt
+  for _, candidate in ipairs(vim.list_extend({ current }, queue)) do
+    local record = candidate and records.get(candidate.id)
+    if record and record.job == job and not candidate.closed then
+      prompt = candidate
+    end
+  end
+  if not prompt then
+    return fn()
+  end
+  prompt.after_close = prompt.after_close or {}
+  table.insert(prompt.after_close, fn)
 end
 
 --- @return integer? id of the offer on screen
