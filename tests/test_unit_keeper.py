@@ -9,7 +9,7 @@ import sys
 
 from harness import start_stray, wait_until
 from ttyoffer_nvim.keeper import KeeperLink
-from ttyoffer_nvim.offer import process_gone
+from ttyoffer_nvim.procfs import process_gone
 from ttyoffer_nvim.ptys import open_pty
 
 READY = "print('ready', flush=True); "
