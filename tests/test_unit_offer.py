@@ -388,6 +388,22 @@ async def test_resize_sets_the_pty_size() -> None:
     table.close_all()
 
 
+async def test_the_size_is_the_editors_only_nonsense_is_refused() -> None:
+    table = OfferTable(asyncio.get_running_loop(), FakePresenter())
+    # The window's size is chosen on the Lua side; a small one is taken as is.
+    small = table.open(1, 3)
+    assert get_winsize(small.pty.master) == (1, 3)
+    assert small.screen.lines() == [""]
+    # No size at all becomes the smallest there is.
+    none = table.open(0, -5)
+    assert get_winsize(none.pty.master) == (1, 1)
+    table.resize(small.id, -1, 0)
+    assert get_winsize(small.pty.master) == (1, 1)
+    table.resize(small.id, 5, 20)
+    assert get_winsize(small.pty.master) == (5, 20)
+    table.close_all()
+
+
 async def test_bound_offer_is_released_when_its_process_exits() -> None:
     before = open_fds()
     presenter = FakePresenter()

@@ -66,6 +66,15 @@ MAX_PENDING_INPUT = 1024 * 1024
 # would explain it (a command that wrote and exited before its pid arrived)
 # before the writer is taken for a stray and hung up.
 STRAY_GRACE = 0.5
+# The smallest terminal a pty is given. The window's size is the editor's
+# to choose (its layout rule lives on the Lua side); this only keeps a size
+# that is no size (zero, negative) from reaching the kernel and the screen.
+MIN_ROWS = MIN_COLS = 1
+
+
+def usable_size(rows: int, cols: int) -> tuple[int, int]:
+    """The size asked for, where it is a size at all."""
+    return max(rows, MIN_ROWS), max(cols, MIN_COLS)
 
 
 class State(enum.Enum):
@@ -188,7 +197,7 @@ class OfferTable:
     # -- lifecycle ---------------------------------------------------------
 
     def open(self, rows: int, cols: int) -> Offer:
-        rows, cols = max(rows, 2), max(cols, 10)
+        rows, cols = usable_size(rows, cols)
         pty = open_pty(rows, cols)
         offer = Offer(next(self._ids), pty, rows, cols, ScreenModel(rows, cols))
         self._offers[offer.id] = offer
@@ -271,7 +280,7 @@ class OfferTable:
         offer = self._offers.get(offer_id)
         if offer is None or offer.pty.master < 0:
             return
-        rows, cols = max(rows, 2), max(cols, 10)
+        rows, cols = usable_size(rows, cols)
         if (rows, cols) != (offer.rows, offer.cols):
             set_winsize(offer.pty.master, rows, cols)
             offer.rows, offer.cols = rows, cols
