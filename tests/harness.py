@@ -163,6 +163,22 @@ def _attach(sandbox: Sandbox, *extra: str) -> pynvim.Nvim:
         os.environ.update(saved)
 
 
+def pidfds_of(pid: int) -> int:
+    """How many processes `pid` waits on by pidfd: for the keeper, the
+    commands whose terminals it kept once the host was gone. 0 once it is
+    gone."""
+    fds = f"/proc/{pid}/fd"
+    try:
+        names = os.listdir(fds)
+    except FileNotFoundError:
+        return 0
+    count = 0
+    for fd in names:
+        with suppress(OSError):  # closed meanwhile
+            count += os.readlink(f"{fds}/{fd}") == "anon_inode:[pidfd]"
+    return count
+
+
 def which(program: str) -> str | None:
     return shutil.which(program)
 
