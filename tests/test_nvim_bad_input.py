@@ -7,6 +7,7 @@ import json
 import sys
 import unicodedata
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,7 +29,7 @@ def shared(registered_sandbox: Sandbox) -> Iterator[Editor]:
         yield ed
 
 
-def run_json(ed: Editor, cmd: list[str] | str, opts: dict | None = None) -> object:
+def run_json(ed: Editor, cmd: list[str] | str, opts: dict[str, Any] | None = None) -> object:
     out = ed.lua(
         """
         local cmd, opts = ...

@@ -43,7 +43,7 @@ SKIP_TABLE = [
 
 @pytest.mark.parametrize(("opts", "enabled", "ready", "full", "expected"), SKIP_TABLE)
 def test_skip_table(
-    lua: Any, opts: dict, enabled: bool, ready: bool, full: bool, expected: str | None
+    lua: Any, opts: dict[str, Any], enabled: bool, ready: bool, full: bool, expected: str | None
 ) -> None:
     reason = lua(
         "local o, e, r, f = ... return require('ttyoffer.spawn').skip_reason(o, "
@@ -63,7 +63,7 @@ CMD = (
 
 
 def child_env(
-    lua: Any, inherited: dict[str, str], opts: dict | None = None, string: bool = False
+    lua: Any, inherited: dict[str, str], opts: dict[str, Any] | None = None, string: bool = False
 ) -> dict[str, str]:
     """Run the real wrapped command (with /dev/null standing in for the pty)
     and return the environment the child ends up with."""
@@ -160,7 +160,7 @@ def test_config_defaults_and_deep_merge(lua: Any) -> None:
         ({"max_offers": "many"}, 'option "max_offers" must be a number'),
     ],
 )
-def test_config_errors_name_the_fix(lua: Any, opts: dict, message: str) -> None:
+def test_config_errors_name_the_fix(lua: Any, opts: dict[str, Any], message: str) -> None:
     with pytest.raises(pynvim.NvimError) as err:
         lua(MERGE, opts)
     assert "(ttyoffer)" in str(err.value)
