@@ -82,10 +82,12 @@ class Bench:
         return self.ed.lua(code, *args)
 
     def host_pid(self) -> int:
-        return self.lua("return require('ttyoffer.host').pid")
+        pid: int = self.lua("return require('ttyoffer.host').pid")
+        return pid
 
     def nvim_pid(self) -> int:
-        return self.lua("return vim.fn.getpid()")
+        pid: int = self.lua("return vim.fn.getpid()")
+        return pid
 
     # -- figures -------------------------------------------------------------
 
@@ -183,7 +185,8 @@ class Bench:
 
         def sample() -> int:
             status = self.lua("return require('ttyoffer.host').request('status')")
-            return status["fds"] - 2 * len(status["offers"])
+            fds: int = status["fds"]
+            return fds - 2 * len(status["offers"])
 
         last = sample()
         for _ in range(50):

@@ -11,11 +11,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pynvim
 
 ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
 
 
 def nvim_binary() -> str:
@@ -80,7 +81,7 @@ class Sandbox:
         return [nvim_binary(), "--embed", "--headless", "-u", str(self.init), *extra]
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+def wait_until(predicate: Callable[[], T | None], timeout: float = 10.0, what: str = "condition") -> T:
     """Bounded polling: the predicate's first truthy value, or AssertionError."""
     deadline = time.monotonic() + timeout
     delay = 0.002
@@ -104,28 +105,30 @@ class Editor:
         return self.nvim.exec_lua(code, *args)
 
     def events(self, pattern: str | None = None) -> list[dict[str, Any]]:
-        events = self.lua("return _G.ttyoffer_events")
+        events: list[dict[str, Any]] = self.lua("return _G.ttyoffer_events")
         return [e for e in events if pattern is None or e["pattern"] == pattern]
 
     def wait_event(self, pattern: str, count: int = 1, timeout: float = 10.0) -> list[dict[str, Any]]:
-        return wait_until(
-            lambda: (lambda found: found if len(found) >= count else None)(self.events(pattern)),
-            timeout,
-            f"{count} User {pattern}",
-        )
+        def found() -> list[dict[str, Any]] | None:
+            events = self.events(pattern)
+            return events if len(events) >= count else None
+
+        return wait_until(found, timeout, f"{count} User {pattern}")
 
     def wait_host(self, timeout: float = 20.0) -> None:
         self.lua("require('ttyoffer').start()")
         wait_until(lambda: self.lua("return require('ttyoffer.host').ready()"), timeout, "the ttyoffer host")
 
     def mode(self) -> str:
-        return self.nvim.api.get_mode()["mode"]
+        mode: str = self.nvim.api.get_mode()["mode"]
+        return mode
 
     def float_wins(self) -> list[int]:
-        return self.lua(
+        wins: list[int] = self.lua(
             "local out = {} for _, w in ipairs(vim.api.nvim_list_wins()) do "
             "if vim.api.nvim_win_get_config(w).relative ~= '' then table.insert(out, w) end end return out"
         )
+        return wins
 
     def buf_text(self, win: int) -> str:
         return "\n".join(
@@ -133,7 +136,8 @@ class Editor:
         )
 
     def host_status(self) -> dict[str, Any]:
-        return self.lua("return require('ttyoffer.host').request('status')")
+        status: dict[str, Any] = self.lua("return require('ttyoffer.host').request('status')")
+        return status
 
 
 @contextmanager
@@ -161,6 +165,22 @@ def _attach(sandbox: Sandbox, *extra: str) -> pynvim.Nvim:
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def pidfds_of(pid: int) -> int:
+    """How many processes `pid` waits on by pidfd: for the keeper, the
+    commands whose terminals it kept once the host was gone. 0 once it is
+    gone."""
+    fds = f"/proc/{pid}/fd"
+    try:
+        names = os.listdir(fds)
+    except FileNotFoundError:
+        return 0
+    count = 0
+    for fd in names:
+        with suppress(OSError):  # closed meanwhile
+            count += os.readlink(f"{fds}/{fd}") == "anon_inode:[pidfd]"
+    return count
 
 
 def which(program: str) -> str | None:

@@ -24,7 +24,9 @@ def answer_float(ed: Editor, expect: str, answer: str) -> str:
     return screen
 
 
-def test_signed_commit_through_pinentry_curses(sandbox: Sandbox, tmp_path: Path, capfd) -> None:
+def test_signed_commit_through_pinentry_curses(
+    sandbox: Sandbox, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     keyring = make_keyring(tmp_path / "gnupg", "correct horse 42")
     repo = make_signing_repo(tmp_path / "repo", keyring)
     sandbox.env.update(keyring.env)

@@ -12,25 +12,22 @@ import sys
 
 import pytest
 
-from harness import STRAY_PROMPT, Editor, Sandbox, editor, wait_until
+from harness import STRAY_PROMPT, Editor, Sandbox, editor, pidfds_of, wait_until
 from test_nvim_offer import ASK, exit_code, only_spares_left, prompt_and_wait_for_float, start
+from ttyoffer_nvim.procfs import process_gone
 
 pytestmark = pytest.mark.nvim
 
 
 def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purpose.
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().split(") ", 1)[1][0] != "Z"
+    return not process_gone(pid)  # a zombie is dead for our purpose
 
 
 def test_host_killed_while_offers_are_armed_and_shown(ed: Editor) -> None:
+    # A command that goes on, once told to, only if its terminal is still its own.
     sleeper = ed.lua(
-        "_G.sleeper_out = {} return require('ttyoffer').jobstart({'sh', '-c', 'sleep 1; echo went-on'}, "
+        "_G.sleeper_out = {} return require('ttyoffer').jobstart("
+        "{'sh', '-c', 'read go && exec 3</dev/tty && echo went-on'}, "
         "{on_stdout = function(_, d) vim.list_extend(_G.sleeper_out, d) end,"
         " on_exit = function(id, code) _G.exit_codes = _G.exit_codes or {} _G.exit_codes[id] = code end})"
     )
@@ -44,7 +41,10 @@ def test_host_killed_while_offers_are_armed_and_shown(ed: Editor) -> None:
     assert close["reason"] == "host exited"
     assert ed.float_wins() == []
     assert exit_code(ed, job) != 0
-    # The command that never used its terminal goes on as without one.
+    # The command that never used its terminal goes on as without us: its
+    # terminal is kept, the keeper watching for its end.
+    wait_until(lambda: pidfds_of(keeper_pid) == 1, what="the keeper to keep the quiet command's terminal")
+    ed.lua("vim.fn.chansend(..., 'go\\n')", sleeper)
     assert exit_code(ed, sleeper) == 0
     assert "went-on" in ed.lua("return _G.sleeper_out")
     wait_until(lambda: not alive(keeper_pid), what="the keeper to finish")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+from typing import Any
 
 import pytest
 
@@ -119,7 +120,9 @@ def test_commands_spawned_while_the_host_dies_run_as_without_it(ed: Editor) -> N
         ({"keys": {"dismiss": ""}}, 'a key like "<C-q>"'),
     ],
 )
-def test_options_neovim_would_refuse_are_refused_at_setup(ed: Editor, option: dict, fix: str) -> None:
+def test_options_neovim_would_refuse_are_refused_at_setup(
+    ed: Editor, option: dict[str, Any], fix: str
+) -> None:
     before = ed.lua("return require('ttyoffer.config').current")
     ok, err = ed.lua("return {pcall(require('ttyoffer').setup, ...)}", option)
     assert not ok and err.startswith("(ttyoffer) option") and fix in err

@@ -80,7 +80,8 @@ def test_ten_thousand_commands_leave_fds_and_memory_at_baseline(ed: Editor) -> N
     def settled() -> tuple[int, int, int, int]:
         def host_fds() -> int:
             status = ed.host_status()
-            return status["fds"] - 2 * len(status["offers"])
+            fds: int = status["fds"]
+            return fds - 2 * len(status["offers"])
 
         first = host_fds()
         wait_until(lambda: host_fds() == first, what="host fds to settle")

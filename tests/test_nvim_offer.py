@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,16 +34,18 @@ def test_child_writing_to_tty_is_presented_once_with_its_bytes(ed: Editor) -> No
 
 def only_spares_left(ed: Editor) -> bool:
     """The host holds no pty but the spare ones the editor keeps in stock."""
-    return len(ed.host_status()["offers"]) == ed.lua("return require('ttyoffer.host').stock_size()")
+    stock: int = ed.lua("return require('ttyoffer.host').stock_size()")
+    return len(ed.host_status()["offers"]) == stock
 
 
-def bang(ed: Editor, cmd: str, timeout: float = 20.0) -> dict:
+def bang(ed: Editor, cmd: str, timeout: float = 20.0) -> dict[str, Any]:
     before = len(ed.events("TtyOfferBangDone"))
     ed.nvim.command("Bang " + cmd)
-    return ed.wait_event("TtyOfferBangDone", before + 1, timeout)[-1]["data"]
+    done: dict[str, Any] = ed.wait_event("TtyOfferBangDone", before + 1, timeout)[-1]["data"]
+    return done
 
 
-def test_bang_ls_shows_output_and_never_a_window(ed: Editor, tmp_path) -> None:
+def test_bang_ls_shows_output_and_never_a_window(ed: Editor, tmp_path: Path) -> None:
     (tmp_path / "visible.txt").write_text("x")
     ed.nvim.command(f"cd {tmp_path}")
     done = bang(ed, "ls")
@@ -63,7 +67,7 @@ def test_bang_reports_exit_status_like_bang(ed: Editor) -> None:
     assert "shell returned 3" in ed.nvim.command_output("messages")
 
 
-def test_bang_expands_specials_and_leaves_shell_variables(ed: Editor, tmp_path) -> None:
+def test_bang_expands_specials_and_leaves_shell_variables(ed: Editor, tmp_path: Path) -> None:
     target = tmp_path / "file one.txt"
     target.write_text("x")
     ed.nvim.command(f"edit {str(target).replace(' ', chr(92) + ' ')}")
@@ -93,20 +97,21 @@ def prompt_and_wait_for_float(ed: Editor, script: str = ASK) -> tuple[int, int]:
 
 def start(ed: Editor, argv: list[str]) -> int:
     """Spawn through the offer, recording the exit code for exit_code()."""
-    return ed.lua(
+    job: int = ed.lua(
         "_G.exit_codes = _G.exit_codes or {} "
         "return require('ttyoffer').jobstart(..., "
         "{on_exit = function(id, code) _G.exit_codes[id] = code end})",
         argv,
     )
+    return job
 
 
 def exit_code(ed: Editor, job: int, timeout: float = 10.0) -> int:
-    return wait_until(
-        lambda: (lambda c: [c] if c is not None else None)(ed.lua("return (_G.exit_codes or {})[...]", job)),
-        timeout,
-        f"job {job} to exit",
-    )[0]
+    def code() -> list[int] | None:  # in a list: 0 is an exit code too
+        found: int | None = ed.lua("return (_G.exit_codes or {})[...]", job)
+        return [found] if found is not None else None
+
+    return wait_until(code, timeout, f"job {job} to exit")[0]
 
 
 def test_dismiss_mapping_ends_the_child_promptly_with_a_failure(ed: Editor) -> None:
@@ -136,7 +141,7 @@ STOCK_PROBE = "echo x > /dev/tty"
 
 
 def run_collect(ed: Editor, fn: str, cmd: str) -> list[str]:
-    return ed.lua(
+    lines: list[str] = ed.lua(
         f"""
         local streams = {{stdout = '', stderr = ''}}
         local function collect(_, d, name) streams[name] = streams[name] .. table.concat(d, '\\n') end
@@ -147,6 +152,7 @@ def run_collect(ed: Editor, fn: str, cmd: str) -> list[str]:
         """,
         cmd,
     )
+    return lines
 
 
 def test_off_behaves_exactly_as_stock(ed: Editor) -> None:
@@ -263,7 +269,8 @@ def test_no_fd_left_in_the_host(ed: Editor) -> None:
         # Spare ptys come and go with the stock (two descriptors each); what
         # must not grow is everything else.
         status = ed.host_status()
-        return status["fds"] - 2 * len(status["offers"])
+        fds: int = status["fds"]
+        return fds - 2 * len(status["offers"])
 
     bang(ed, "true")
     wait_until(lambda: only_spares_left(ed), what="release")
@@ -370,6 +377,7 @@ def test_status_lists_offers_and_the_host(ed: Editor) -> None:
 def test_ttyoffer_command_completion_and_errors(ed: Editor) -> None:
     assert ed.lua("return vim.fn.getcompletion('TtyOffer ', 'cmdline')") == [
         "dismiss",
+        "install",
         "off",
         "on",
         "status",

@@ -4,6 +4,7 @@ keys meant for the editor and for a prompt never cross."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
 from pathlib import Path
 
@@ -50,8 +51,9 @@ def test_a_typed_passphrase_is_found_nowhere(sandbox: Sandbox, tmp_path: Path) -
         ed.nvim.input("Aedited<Esc>")
         wait_until(lambda: ed.nvim.current.buffer[:] == ["notesedited"], what="an edit")
         job = ed.lua(
-            "_G.digest = {} return require('ttyoffer').jobstart({'sh', '-c', ...}, "
-            "{on_stdout = function(_, d) vim.list_extend(_G.digest, d) end})",
+            "_G.digest = {} _G.exit_codes = {} return require('ttyoffer').jobstart({'sh', '-c', ...}, "
+            "{on_stdout = function(_, d) vim.list_extend(_G.digest, d) end, "
+            "on_exit = function(id, code) _G.exit_codes[id] = code end})",
             CHECK,
         )
         ed.wait_event("TtyOfferPresent")
@@ -60,7 +62,7 @@ def test_a_typed_passphrase_is_found_nowhere(sandbox: Sandbox, tmp_path: Path) -
         wait_until(lambda: "Passphrase:" in ed.buf_text(win), what="the prompt")
         wait_until(lambda: ed.mode() == "t", what="terminal mode")
         ed.nvim.input(PASSPHRASE.replace("<", "<lt>") + "<CR>")
-        assert ed.lua("return vim.fn.jobwait({...}, 10000)[1]", job) in (0, -3)
+        assert exit_code(ed, job) == 0
         digest = hashlib.sha256(PASSPHRASE.encode()).hexdigest()
         wait_until(lambda: any(digest in line for line in ed.lua("return _G.digest")), what="the answer")
         ed.wait_event("TtyOfferClose")
@@ -99,7 +101,16 @@ def test_a_typed_passphrase_is_found_nowhere(sandbox: Sandbox, tmp_path: Path) -
 
 
 def buffer_lines(ed: Editor, buf: int) -> list[str]:
-    return ed.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
+    lines: list[str] = ed.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
+    return lines
+
+
+SENTENCE = "the quick brown fox jumps over the lazy dog "
+
+
+def prompt_waiting(ed: Editor) -> bool:
+    """The prompt has reached the editor and waits there for the typing to pause."""
+    return bool(ed.lua("return require('ttyoffer').status().queued") > 0)
 
 
 def test_keys_typed_into_the_editor_as_a_prompt_arrives_stay_in_the_editor(ed: Editor) -> None:
@@ -110,23 +121,46 @@ def test_keys_typed_into_the_editor_as_a_prompt_arrives_stay_in_the_editor(ed: E
     origin = ed.nvim.current.buffer.number
     ed.nvim.input("i")
     wait_until(lambda: ed.mode() == "i", what="insert mode")
-    typed = "the quick brown fox jumps over the lazy dog"
+    typed = ""
+    keys = itertools.cycle(SENTENCE)
+
+    def type_key() -> None:
+        # One key at a time, each in the buffer before the next: the user
+        # types on, at the editor's pace.
+        nonlocal typed
+        key = next(keys)
+        ed.nvim.input(key)
+        typed += key
+        wait_until(lambda: buffer_lines(ed, origin) == [typed], what=f"{typed!r} in the buffer")
+
+    for _ in range(5):
+        type_key()
     ed.lua(
         "_G.answer = {} require('ttyoffer').jobstart({'sh', '-c', ...}, "
         "{on_stdout = function(_, d) vim.list_extend(_G.answer, d) end})",
         "printf 'Password: ' > /dev/tty; read p < /dev/tty || exit 9; echo \"[$p]\"",
     )
-    # Keep typing at a human pace while the command asks (pacing, not sync):
-    # the prompt is there within milliseconds, the typing goes on for a second.
-    for ch in typed:
-        ed.nvim.input(ch)
-        time.sleep(0.03)
+    # Typing goes on while the prompt arrives, and after it has.
+    deadline = time.monotonic() + 10
+    while not prompt_waiting(ed):
+        assert time.monotonic() < deadline, "the prompt never reached the editor"
+        type_key()
+    for _ in range(10):
+        type_key()
     ed.wait_event("TtyOfferPresent")  # once the typing has paused
     assert buffer_lines(ed, origin) == [typed]
     wait_until(lambda: ed.mode() == "t", what="terminal mode in the prompt")
     ed.nvim.input("pw<CR>")
     wait_until(lambda: "[pw]" in ed.lua("return _G.answer"), what="the answer")
     assert buffer_lines(ed, origin) == [typed]
+
+
+def type_taken(ed: Editor, key: str) -> None:
+    """Type one key and wait until the editor has taken it (wherever it went:
+    the float still up), as a user types on before seeing anything change."""
+    before = ed.lua("return _G.keys_taken")
+    ed.nvim.input(key)
+    wait_until(lambda: ed.lua("return _G.keys_taken") > before, what=f"{key!r} taken")
 
 
 def test_keys_typed_for_a_prompt_that_ends_never_reach_the_editor(ed: Editor) -> None:
@@ -141,10 +175,11 @@ def test_keys_typed_for_a_prompt_that_ends_never_reach_the_editor(ed: Editor) ->
     )
     ed.wait_event("TtyOfferPresent")
     wait_until(lambda: ed.mode() == "t", what="terminal mode")
-    for ch in "4-secret-pin-digits":
-        ed.nvim.input(ch)
-        time.sleep(0.02)
-    exit_code(ed, job)
+    ed.lua("_G.keys_taken = 0 vim.on_key(function() _G.keys_taken = _G.keys_taken + 1 end)")
+    type_taken(ed, "4")
+    assert exit_code(ed, job) == 0  # it had its key, and has ended
+    for key in "-secret-pin-digits":
+        type_taken(ed, key)
     ed.wait_event("TtyOfferClose")
     assert buffer_lines(ed, origin) == [""]
     assert ed.nvim.current.buffer.number == origin

@@ -54,8 +54,8 @@ def comparable(result: dict[str, Any], environment: bool) -> dict[str, Any]:
 
 
 def differential(ed: Editor, cmd: list[str] | str, opts: dict[str, Any] | None = None) -> dict[str, Any]:
-    stock = ed.lua(RUN, "stock", cmd, opts)
-    ours = ed.lua(RUN, "ours", cmd, opts)
+    stock: dict[str, Any] = ed.lua(RUN, "stock", cmd, opts)
+    ours: dict[str, Any] = ed.lua(RUN, "ours", cmd, opts)
     environment = cmd in (["env"], "env")
     assert comparable(ours, environment) == comparable(stock, environment)
     return ours

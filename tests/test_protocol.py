@@ -29,7 +29,7 @@ def lua() -> Iterator[Any]:
 
 def lua_handler_params(lua: Any) -> dict[str, list[str]]:
     """Each function of ttyoffer.events and its parameter names."""
-    return lua(
+    params: dict[str, list[str]] = lua(
         """
         local out = {}
         for name, fn in pairs(require('ttyoffer.events')) do
@@ -44,6 +44,7 @@ def lua_handler_params(lua: Any) -> dict[str, list[str]]:
         return out
         """
     )
+    return params
 
 
 def test_both_sides_list_the_same_events(lua: Any) -> None:

@@ -7,23 +7,38 @@ import signal
 import subprocess
 import sys
 
-from harness import start_stray, wait_until
+from harness import pidfds_of, start_stray, wait_until
 from ttyoffer_nvim.keeper import KeeperLink
-from ttyoffer_nvim.offer import process_gone
+from ttyoffer_nvim.procfs import process_gone
 from ttyoffer_nvim.ptys import open_pty
 
-READY = "print('ready', flush=True); "
-ASK = "import os; fd = os.open('/dev/tty', os.O_RDWR); " + READY + "os.read(fd, 1); "
+# The command: its terminal made its controlling one, then the script.
 TAKE_TTY = "import os, sys; os.close(os.open(sys.argv[1], os.O_RDWR)); exec(sys.argv[2])"
+READY = "print('ready', flush=True); "
+OPEN_TTY = "import termios; fd = os.open('/dev/tty', os.O_RDWR); " + READY
+ANSWER = "os.read(fd, 1); print('answered')"
+# Asks on its terminal and waits for the answer.
+ASK = OPEN_TTY + ANSWER
+# The same, after telling, on a line on stdin, that its terminal is still its
+# own: a hung-up one would have ended it, or failed the question.
+CHECKED_ASK = OPEN_TTY + "input(); termios.tcgetattr(fd); print('alive', flush=True); " + ANSWER
+# Never touches its terminal until told to go on (a line on stdin); then
+# shows that the terminal is still its own: a hung-up one could not be
+# opened any more.
+QUIET = READY + "input(); os.close(os.open('/dev/tty', os.O_RDWR)); print('went on')"
 
 
 def on_pty(slave: str, script: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-c", TAKE_TTY, slave, script],
         start_new_session=True,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
 
 
 def test_host_gone_quiet_commands_go_on_shown_prompts_end() -> None:
@@ -31,29 +46,27 @@ def test_host_gone_quiet_commands_go_on_shown_prompts_end() -> None:
     assert link is not None
     quiet, asking = open_pty(24, 80), open_pty(24, 80)
     link.hold({1: (quiet.master, quiet.slave_path), 2: (asking.master, asking.slave_path)})
-    # One never touches its terminal, one waits for an answer on it.
-    sleeper = on_pty(quiet.slave_path, "import time; " + READY + "time.sleep(1); print('went on')")
-    reader = on_pty(
-        asking.slave_path,
-        ASK + "print('yes')",
-    )
+    # One never touches its terminal, one waits for an answer on it; both
+    # hold their terminal (as the host's slave copy guarantees in real use).
+    went_on = on_pty(quiet.slave_path, QUIET)
+    reader = on_pty(asking.slave_path, ASK)
     # And, as gpg-agent's pinentry would, a process outside the command's
     # session has the prompt's terminal open by its path.
     stray = start_stray(asking.slave_path)
     link.shown(2)
-    # Both hold their terminal (as the host's slave copy guarantees in real
-    # use); then the host dies: its descriptors go, the keeper sees the link close.
-    for proc in (sleeper, reader):
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
+    # Then the host dies: its descriptors go, the keeper sees the link close.
     quiet.close()
     asking.close()
     link.close()
     out, _ = reader.communicate(timeout=10)
-    assert reader.returncode != 0 and "yes" not in out  # hung up: it ends instead of waiting forever
+    # Hung up: it ends instead of waiting forever.
+    assert reader.returncode == -signal.SIGHUP and "answered" not in out
     assert stray.wait(timeout=10) == -signal.SIGHUP  # rather than spinning on the dead terminal
-    out, _ = sleeper.communicate(timeout=10)
-    assert sleeper.returncode == 0 and out.strip() == "went on"  # no SIGHUP for it
+    # The quiet one's terminal is kept until its command exits: the keeper
+    # waits on it (and has dealt with every terminal it held by then).
+    wait_until(lambda: pidfds_of(link.pid) == 1, what="the keeper to watch the quiet command")
+    out, _ = went_on.communicate("go\n", timeout=10)
+    assert went_on.returncode == 0 and out.strip() == "went on"  # no SIGHUP for it
     wait_until(lambda: process_gone(link.pid), what="the keeper to finish")
 
 
@@ -62,21 +75,16 @@ def test_dropping_hands_the_hang_up_to_the_keeper() -> None:
     assert link is not None
     pty = open_pty(24, 80)
     link.hold({7: (pty.master, pty.slave_path)})
-    reader = on_pty(
-        pty.slave_path,
-        ASK + "print('answered')",
-    )
-    assert reader.stdout is not None
-    assert reader.stdout.readline().strip() == "ready"
+    reader = on_pty(pty.slave_path, CHECKED_ASK)
+    assert reader.stdin is not None and reader.stdout is not None
     pty.close()  # the host's copies are gone, the keeper's holds the line
-    # Absence of a hang-up can only be shown over some time: a bounded wait.
-    try:
-        reader.wait(timeout=0.3)
-        raise AssertionError("hung up while the keeper still held the master")
-    except subprocess.TimeoutExpired:
-        pass
+    # The hang-up comes with the close of the last master copy, within that
+    # close(): were it the host's, the command would be ended by now.
+    reader.stdin.write("check\n")
+    reader.stdin.flush()
+    assert reader.stdout.readline().strip() == "alive"
     link.drop([7])  # declined: now it hangs up
     out, _ = reader.communicate(timeout=10)
-    assert "answered" not in out
+    assert reader.returncode == -signal.SIGHUP and "answered" not in out
     link.close()
     wait_until(lambda: process_gone(link.pid), what="the keeper to finish")

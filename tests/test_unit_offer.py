@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -204,9 +205,9 @@ async def test_dismiss_while_waiting_hangs_the_child_up() -> None:
     await asyncio.wait_for(presenter.presented.wait(), 10)
     table.attach(offer.id, 24, 80)
     table.dismiss(offer.id)
-    code = await wait_exit(proc, 10)
-    # SIGHUP from the hang-up, or EIO on the read: never a hang, never success.
-    assert code != 0
+    # Hung up, as by the terminal's own hang-up: not a hang, not an error of
+    # its read, not success.
+    assert await wait_exit(proc, 10) == -signal.SIGHUP
     assert len(table) == 0
     assert open_fds() == before
 
@@ -226,7 +227,7 @@ async def test_what_else_holds_the_terminal_is_hung_up_too(ending: str) -> None:
             await asyncio.wait_for(presenter.presented.wait(), 10)
             table.attach(offer.id, 24, 80)
             table.dismiss(offer.id)
-            assert await wait_exit(proc) != 0
+            assert await wait_exit(proc) == -signal.SIGHUP
         else:
             proc = spawn_on(offer, "print('done')", stdout=subprocess.DEVNULL)
             assert await wait_exit(proc) == 0
@@ -363,7 +364,12 @@ async def test_queued_offer_holds_output_in_the_kernel_until_attached() -> None:
     assert proc.stdout is not None
     line = await asyncio.wait_for(loop.run_in_executor(None, proc.stdout.readline), 10)
     assert line == b"wrote B\n"
-    for _ in range(3):  # loop turns in which a live reader would have fired
+    # The kernel has the B for the master to read: a live reader would fire
+    # in the next loop turns.
+    poller = select.poll()
+    poller.register(offer.pty.master, select.POLLIN)
+    assert poller.poll(10_000)
+    for _ in range(3):
         await asyncio.sleep(0)
     assert "output" not in presenter.kinds()
     table.attach(offer.id, 30, 100)
@@ -383,6 +389,22 @@ async def test_resize_sets_the_pty_size() -> None:
     offer = table.open(24, 80)
     table.resize_armed(40, 120)
     assert get_winsize(offer.pty.master) == (40, 120)
+    table.close_all()
+
+
+async def test_the_size_is_the_editors_only_nonsense_is_refused() -> None:
+    table = OfferTable(asyncio.get_running_loop(), FakePresenter())
+    # The window's size is chosen on the Lua side; a small one is taken as is.
+    small = table.open(1, 3)
+    assert get_winsize(small.pty.master) == (1, 3)
+    assert small.screen.lines() == [""]
+    # No size at all becomes the smallest there is.
+    none = table.open(0, -5)
+    assert get_winsize(none.pty.master) == (1, 1)
+    table.resize(small.id, -1, 0)
+    assert get_winsize(small.pty.master) == (1, 1)
+    table.resize(small.id, 5, 20)
+    assert get_winsize(small.pty.master) == (5, 20)
     table.close_all()
 
 

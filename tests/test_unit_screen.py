@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from ttyoffer_nvim.screen import TAIL_LIMIT, ScreenModel, sanitize
+import pyte
+import pytest
+
+from ttyoffer_nvim.screen import PROMPT_MAX, TAIL_LIMIT, ScreenModel
+from ttyoffer_nvim.text import sanitize
 
 
 def model(data: bytes, rows: int = 24, cols: int = 80) -> ScreenModel:
@@ -40,26 +44,52 @@ def test_no_text_no_prompt() -> None:
 
 
 def test_sanitize_drops_controls_and_bounds_length() -> None:
-    assert sanitize("a\x1b]0;evil\x07b\tc\x00d") == "a ]0;evil b c d"
-    assert sanitize("x" * 500).endswith("…")
-    assert len(sanitize("x" * 500)) == 60
-    assert sanitize("\u202eevil\u200b") == "evil"
+    assert sanitize("a\x1b]0;evil\x07b\tc\x00d", PROMPT_MAX) == "a ]0;evil b c d"
+    assert sanitize("x" * 500, PROMPT_MAX).endswith("…")
+    assert len(sanitize("x" * 500, PROMPT_MAX)) == PROMPT_MAX
+    assert sanitize("\u202eevil\u200b", PROMPT_MAX) == "evil"
 
 
 def test_osc_title_and_malformed_escapes_do_not_reach_the_prompt() -> None:
     screen = model(b"\x1b]0;\x1b[31mHACK\x07\x1b[999;999HPassword: \x1b[")
-    assert "\x1b" not in screen.prompt()
-    assert "HACK" not in screen.prompt()
+    # The title is a title, not text; the cursor moved out of bounds stops
+    # at the last cell, where "P" goes, and the rest wraps onto a new bottom
+    # line, as on any terminal; the cut escape at the end shows nothing.
+    assert screen.lines()[-2:] == [" " * 79 + "P", "assword:"]
+    assert not any("HACK" in line or "\x1b" in line for line in screen.lines())
+    assert screen.prompt() == "assword"
+    # The cut escape was only cut: its end, arriving later, completes it.
+    screen.feed(b"1mX")
+    assert screen.lines()[-1] == "assword: X"
 
 
-def test_flood_keeps_only_the_tail() -> None:
-    screen = ScreenModel(24, 80)
-    for i in range(20000):
-        screen.feed(b"noise line %d\r\n" % i)
-    screen.feed(b"Password: ")
+def test_a_title_between_the_words_of_a_prompt_is_left_out() -> None:
+    screen = model(b"Pass\x1b]0;HACK\x07word\x1b]2;\xe2\x80\xaeevil\x1b\\: ")
+    assert screen.lines()[0] == "Password:"
     assert screen.prompt() == "Password"
-    assert len(screen._pending) <= TAIL_LIMIT + 1
-    assert "noise line 19999" in screen.text()
+
+
+def test_flood_keeps_only_the_tail(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[int] = []
+    parse = pyte.ByteStream.feed
+
+    def counted(stream: pyte.ByteStream, data: bytes) -> None:
+        parsed.append(len(data))
+        parse(stream, data)
+
+    monkeypatch.setattr(pyte.ByteStream, "feed", counted)
+    screen = ScreenModel(24, 80)
+    flood = b"".join(b"noise line %d\r\n" % i for i in range(20000))
+    for start in range(0, len(flood), 4096):  # as a pty hands it out
+        screen.feed(flood[start : start + 4096])
+    screen.feed(b"Password: ")
+    # Kept, unparsed, is the tail only; parsed, once asked, is that tail.
+    assert len(screen._pending) <= TAIL_LIMIT
+    assert parsed == []
+    assert screen.prompt() == "Password"
+    assert 0 < sum(parsed) <= TAIL_LIMIT
+    # And the screen is what the tail drew: the last lines of the flood.
+    assert screen.lines() == [f"noise line {i}" for i in range(19977, 20000)] + ["Password:"]
 
 
 def test_resize_keeps_content() -> None:

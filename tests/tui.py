@@ -6,12 +6,14 @@ import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import ptyprocess
 import pyte
 
 from harness import Sandbox, nvim_binary, wait_until
+
+T = TypeVar("T")
 
 
 class PtyScreen:
@@ -58,7 +60,7 @@ class PtyScreen:
     def wait_gone(self, needle: str, timeout: float = 15.0) -> None:
         self._wait(lambda: self.showing(needle) is None, timeout, f"{needle!r} gone from the screen")
 
-    def _wait(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    def _wait(self, predicate: Callable[[], T | None], timeout: float, what: str) -> T:
         try:
             return wait_until(predicate, timeout, what)
         except AssertionError as timeout_error:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 import os
-import resource
 from typing import Any
 
+from . import procfs
 from .keeper import KeeperLink
 from .offer import Offer, OfferTable
 from .protocol import EVENTS, TERMINAL_TRAFFIC, event_call
@@ -29,16 +29,11 @@ def as_bytes(data: Any) -> bytes:
     return str(data).encode("utf-8", "surrogateescape")
 
 
-def raise_fd_limit(ceiling: int = 65536) -> None:
-    """Two descriptors per command in flight: the default soft limit of 1024
-    would cap the host at a few hundred. The hard limit is the system's say."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = ceiling if hard == resource.RLIM_INFINITY else min(hard, ceiling)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        except (ValueError, OSError):
-            log.debug("ttyoffer: could not raise the descriptor limit")
+def raise_fd_limit(ceiling: int = procfs.FD_CEILING) -> None:
+    """Two descriptors per command in flight (procfs.raise_fd_limit, which
+    the keeper calls too); a failure is only logged."""
+    if not procfs.raise_fd_limit(ceiling):
+        log.debug("ttyoffer: could not raise the descriptor limit")
 
 
 class RedactTerminalTraffic(logging.Filter):

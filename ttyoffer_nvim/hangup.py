@@ -20,9 +20,8 @@ import os
 import select
 import signal
 
-# Reads of what is still buffered before the master tells whether the slave
-# is held; a command that ended mid-flood leaves at most a few of these.
-_DRAIN_READS = 64
+from . import procfs
+from .ptys import DRAIN_READS, READ_SIZE
 
 
 def slave_held_elsewhere(master: int) -> bool:
@@ -36,11 +35,12 @@ def slave_held_elsewhere(master: int) -> bool:
     # descriptors beyond select()'s limit of 1024.
     poller = select.poll()
     poller.register(master, select.POLLIN)
-    for _ in range(_DRAIN_READS):
+    # What is still buffered is read before the master can tell.
+    for _ in range(DRAIN_READS):
         try:
             if not poller.poll(0):
                 return True  # open on the other side, and quiet
-            if not os.read(master, 65536):
+            if not os.read(master, READ_SIZE):
                 return False
         except BlockingIOError:
             return True
@@ -62,12 +62,12 @@ def holders(slave_path: str, outside_session: int | None = None) -> list[int]:
     me = os.getpid()
     ours = os.stat(slave_path)
     found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
+    for pid in procfs.pids():
+        if pid == me:
             continue
-        if outside_session is not None and session_of_process(int(name)) == outside_session:
+        if outside_session is not None and _session(pid) == outside_session:
             continue
-        fd_dir = f"/proc/{name}/fd"
+        fd_dir = f"/proc/{pid}/fd"
         try:
             fds = os.listdir(fd_dir)
         except OSError:  # gone, or not ours to look at
@@ -76,7 +76,7 @@ def holders(slave_path: str, outside_session: int | None = None) -> list[int]:
             link = f"{fd_dir}/{fd}"
             with contextlib.suppress(OSError):
                 if os.readlink(link) == slave_path and _same_file(os.stat(link), ours):
-                    found.append(int(name))
+                    found.append(pid)
                     break
     return found
 
@@ -85,21 +85,9 @@ def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_dev, a.st_ino, a.st_rdev) == (b.st_dev, b.st_ino, b.st_rdev)
 
 
-def session_of_process(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            # After the command's name: state ppid pgrp session ...
-            return int(stat.read().rsplit(b") ", 1)[1].split()[3])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def process_name(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as comm:
-            return comm.read().strip()
-    except OSError:
-        return "?"
+def _session(pid: int) -> int | None:
+    info = procfs.stat(pid)
+    return info.session if info is not None else None
 
 
 def hang_up(pids: list[int]) -> list[int]:

@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 
+from . import procfs
 from .hangup import hang_up_holders
 
 _MAX_FDS = 200  # SCM_RIGHTS takes at most 253 descriptors a message
@@ -153,7 +154,7 @@ class Keeper:
         self.sock.close()
         leaders = session_leaders_by_tty()
         for offer_id in list(self.masters):
-            pid = leaders.get(tty_number(self.slaves[offer_id]))
+            pid = leaders.get(procfs.tty_number(self.slaves[offer_id]))
             if offer_id in self.shown or pid is None:
                 # A prompt nobody can answer now, or a pty no command holds.
                 self.let_go(offer_id, hang_up=True)
@@ -182,45 +183,20 @@ class Keeper:
             os.close(pidfd)
 
 
-def tty_number(slave: str) -> int:
-    """The device number of the pty's slave as /proc/PID/stat spells it."""
-    try:
-        rdev = os.stat(slave).st_rdev
-    except OSError:
-        return -1
-    major, minor = os.major(rdev), os.minor(rdev)
-    return (minor & 0xFF) | (major << 8) | ((minor & ~0xFF) << 12)
-
-
 def session_leaders_by_tty() -> dict[int, int]:
     """Controlling tty -> pid of the session leader holding it. The commands
     are session leaders of their own pty (the spawn prologue made them so)."""
     leaders: dict[int, int] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                fields = f.read().rsplit(b") ", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # After the command: state ppid pgrp session tty_nr ...
-        pid, session, tty = int(name), int(fields[3]), int(fields[4])
-        if tty and pid == session:
-            leaders[tty] = pid
+    for pid in procfs.pids():
+        info = procfs.stat(pid)
+        if info is not None and info.tty_nr and pid == info.session:
+            leaders[info.tty_nr] = pid
     return leaders
 
 
 def main(argv: list[str]) -> int:
-    # One descriptor per command in flight, as in the host (whose helper for
-    # this lives beside pynvim in bridge.py, which the keeper cannot import).
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    # One descriptor per command in flight, as in the host.
+    procfs.raise_fd_limit()
     sock = socket.socket(fileno=int(argv[1]))
     with contextlib.suppress(KeyboardInterrupt):
         Keeper(sock).run()

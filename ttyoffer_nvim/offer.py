@@ -31,16 +31,26 @@ import asyncio
 import enum
 import itertools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .hangup import hang_up, hang_up_holders, holders, process_name
+from .hangup import hang_up, hang_up_holders, holders
 from .keeper import KeeperLink
-from .ptys import Pty, PtyEOF, open_pty, read_available, restore_defaults, session_of, set_winsize
+from .procfs import process_gone, process_name
+from .ptys import (
+    READ_SIZE,
+    Pty,
+    PtyEOF,
+    drain,
+    open_pty,
+    read_available,
+    restore_defaults,
+    session_of,
+    set_winsize,
+)
 from .screen import ScreenModel
 
-READ_SIZE = 65536
 # A pty hands out at most a few KB per read; up to this much is gathered per
 # message to the editor, so a flood costs few messages.
 BATCH_SIZE = 256 * 1024
@@ -56,6 +66,15 @@ MAX_PENDING_INPUT = 1024 * 1024
 # would explain it (a command that wrote and exited before its pid arrived)
 # before the writer is taken for a stray and hung up.
 STRAY_GRACE = 0.5
+# The smallest terminal a pty is given. The window's size is the editor's
+# to choose (its layout rule lives on the Lua side); this only keeps a size
+# that is no size (zero, negative) from reaching the kernel and the screen.
+MIN_ROWS = MIN_COLS = 1
+
+
+def usable_size(rows: int, cols: int) -> tuple[int, int]:
+    """The size asked for, where it is a size at all."""
+    return max(rows, MIN_ROWS), max(cols, MIN_COLS)
 
 
 class State(enum.Enum):
@@ -161,20 +180,6 @@ class ExitWatch:
         self._on_exit = None
 
 
-def process_gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b") ", 1)[1][:1] == b"Z"
-    except OSError:
-        return False
-
-
 class OfferTable:
     """All offers of one host. Every method runs on the host's event loop."""
 
@@ -195,7 +200,7 @@ class OfferTable:
     # -- lifecycle ---------------------------------------------------------
 
     def open(self, rows: int, cols: int) -> Offer:
-        rows, cols = max(rows, 2), max(cols, 10)
+        rows, cols = usable_size(rows, cols)
         pty = open_pty(rows, cols)
         offer = Offer(next(self._ids), pty, rows, cols, ScreenModel(rows, cols))
         self._offers[offer.id] = offer
@@ -241,7 +246,7 @@ class OfferTable:
         """The user declined: closing the master hangs the child's tty up."""
         offer = self._offers.get(offer_id)
         if offer is not None:
-            self._close(offer, hang_up_now=True)
+            self._close(offer, declined=True)
 
     def attach(self, offer_id: int, rows: int, cols: int) -> None:
         offer = self._offers.get(offer_id)
@@ -278,7 +283,7 @@ class OfferTable:
         offer = self._offers.get(offer_id)
         if offer is None or offer.pty.master < 0:
             return
-        rows, cols = max(rows, 2), max(cols, 10)
+        rows, cols = usable_size(rows, cols)
         if (rows, cols) != (offer.rows, offer.cols):
             set_winsize(offer.pty.master, rows, cols)
             offer.rows, offer.cols = rows, cols
@@ -298,7 +303,7 @@ class OfferTable:
     def __len__(self) -> int:
         return len(self._offers)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Offer]:
         return iter(list(self._offers.values()))
 
     # -- internals ---------------------------------------------------------
@@ -363,35 +368,40 @@ class OfferTable:
             return
         # A command may have been given it meanwhile (its pid on the way):
         # its session is spared, and what it writes is its own.
-        session = session_of(offer.pty.master)
-        try:
-            pids = holders(offer.slave_path, outside_session=session)
-        except OSError:  # no /proc: nobody to name or hang up
-            pids = []
-        names = {pid: process_name(pid) for pid in pids}
-        writers = [f"{names[pid]} (pid {pid})" for pid in hang_up(pids)]
-        if session is None:
-            for _ in range(64):  # what else the strays wrote goes too
-                try:
-                    if not read_available(offer.pty.master, READ_SIZE):
-                        break
-                except (PtyEOF, OSError):
-                    break
-            restore_defaults(offer.pty)
-        offer.screen = ScreenModel(offer.rows, offer.cols)
-        self._loop.add_reader(offer.pty.master, self._on_readable, offer)
+        command = session_of(offer.pty.master)
+        writers = self._hang_up_strays(offer, spare=command)
+        if command is None:
+            self._wipe_stray_traces(offer)
+        self._rearm(offer)
         if writers:  # else the writer had gone: nothing was done to anyone
             self._presenter.turned_away(writers)
 
+    def _hang_up_strays(self, offer: Offer, spare: int | None) -> list[str]:
+        """SIGHUP to whatever holds the terminal outside the session `spare`;
+        those it was sent to, named for the user."""
+        try:
+            pids = holders(offer.slave_path, outside_session=spare)
+        except OSError:  # no /proc: nobody to name or hang up
+            pids = []
+        names = {pid: process_name(pid) for pid in pids}
+        return [f"{names[pid]} (pid {pid})" for pid in hang_up(pids)]
+
+    def _wipe_stray_traces(self, offer: Offer) -> None:
+        """With no command on the terminal, what else the strays wrote goes,
+        and the terminal modes they set (raw, no echo) are a fresh pty's."""
+        for _ in drain(offer.pty.master):
+            pass
+        restore_defaults(offer.pty)
+
+    def _rearm(self, offer: Offer) -> None:
+        """Watched again for its command's first write, on a blank screen."""
+        offer.screen = ScreenModel(offer.rows, offer.cols)
+        self._loop.add_reader(offer.pty.master, self._on_readable, offer)
+
     def _drain(self, offer: Offer) -> None:
-        # Bounded: a grandchild still holding the tty must not keep us here.
-        for _ in range(64):
-            try:
-                data = read_available(offer.pty.master, READ_SIZE)
-            except (PtyEOF, OSError):
-                return
-            if not data:
-                return
+        """Relay what is left to read. Bounded: a grandchild still holding
+        the tty must not keep us here."""
+        for data in drain(offer.pty.master):
             offer.screen.feed(data)
             self._presenter.output(offer, data)
 
@@ -460,14 +470,28 @@ class OfferTable:
         self._close(offer)
         self._presenter.closed(offer)
 
-    def _close(self, offer: Offer, hang_up_now: bool = False) -> None:
+    def _close(self, offer: Offer, declined: bool = False) -> None:
+        """The offer ends: what holds its terminal is hung up in order, then
+        every descriptor goes. `declined`: the user turned the prompt down,
+        and the command is to end now."""
         if offer.state is State.CLOSED:
             return
         offer.state = State.CLOSED
-        if offer.watch is not None:
-            offer.watch.cancel()
+        self._stop_watching(offer)
         if offer.pid:
             self._note_released(offer.id)
+        if declined:
+            self._hang_up_command(offer)
+        self._hang_up_outsiders(offer)
+        self._let_the_keeper_go(offer, now=declined)
+        offer.pty.close()
+        offer.pending_input.clear()
+        self._offers.pop(offer.id, None)
+
+    def _stop_watching(self, offer: Offer) -> None:
+        """No exit, timer, read or write of this offer is waited for any more."""
+        if offer.watch is not None:
+            offer.watch.cancel()
         if offer.prompt_timer is not None:
             offer.prompt_timer.cancel()
             offer.prompt_timer = None
@@ -477,23 +501,30 @@ class OfferTable:
         if offer.pty.master >= 0:
             self._loop.remove_reader(offer.pty.master)
             self._loop.remove_writer(offer.pty.master)
-        if self._keeper and self._keeper_holds.pop(offer.id, None) is None:
-            # The keeper's copy is the last: the hang-up happens there. Now,
-            # for a declined prompt; a command that has ended hears nothing,
-            # so its copies go in a batch a moment later.
-            self._keeper_drops.append(offer.id)
-            self._keeper_soon(0.0 if hang_up_now else KEEPER_BATCH_DELAY)
-        if hang_up_now:
-            # The command first, as the terminal's hang-up would (the last
-            # master copy may be the keeper's, closed a moment later): it
-            # must end hung up, not on what the others do once hung up.
-            leader = session_of(offer.pty.master)
-            if leader is not None and leader > 0 and offer.pid in (0, leader):
-                hang_up([leader])
-        # Before the pty can go: whatever opened it by path outside the
-        # command's session (gpg-agent's pinentry) gets the hang-up too.
+
+    def _hang_up_command(self, offer: Offer) -> None:
+        """A declined command is sent its SIGHUP first, as the terminal's
+        hang-up would (the last master copy may be the keeper's, let go a
+        moment later): it must end hung up, not on what the others do once
+        they are. Only its own session's leader: the bound command's, or
+        whichever holds an offer not bound yet."""
+        leader = session_of(offer.pty.master)
+        if leader is not None and leader > 0 and offer.pid in (0, leader):
+            hang_up([leader])
+
+    def _hang_up_outsiders(self, offer: Offer) -> None:
+        """Whatever else still holds the terminal is sent SIGHUP too: what
+        opened it by its path outside the command's session (gpg-agent's
+        pinentry) hears of no hang-up otherwise. Before the pty can go, and
+        its path name another terminal."""
         offer.pty.close_slave()
         hang_up_holders(offer.pty.master, offer.pty.slave_path)
-        offer.pty.close()
-        offer.pending_input.clear()
-        self._offers.pop(offer.id, None)
+
+    def _let_the_keeper_go(self, offer: Offer, now: bool) -> None:
+        """The keeper's copy of the master is the last: the kernel's hang-up
+        happens when it closes it. `now` for a declined prompt; a command
+        that has ended hears nothing, so its copies go in a batch a moment
+        later. A copy not sent yet is simply not sent."""
+        if self._keeper and self._keeper_holds.pop(offer.id, None) is None:
+            self._keeper_drops.append(offer.id)
+            self._keeper_soon(0.0 if now else KEEPER_BATCH_DELAY)

@@ -4,6 +4,8 @@ Both ends are opened close-on-exec and with O_NOCTTY: the host is itself a
 session leader without a controlling terminal (Neovim setsid()s its jobs), so
 opening the slave without O_NOCTTY would make the pty the *host's* controlling
 terminal and the child could never acquire it.
+
+Standard library only: the keeper process imports this too (through hangup).
 """
 
 from __future__ import annotations
@@ -12,11 +14,21 @@ import contextlib
 import errno
 import fcntl
 import os
-import platform
 import struct
 import sys
 import termios
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+# Bytes asked for per read of a master: a pty hands out at most a few KiB a
+# read (its line discipline's buffer), so asking for more costs nothing and
+# one read always takes what one read can.
+READ_SIZE = 64 * 1024
+# Reads spent emptying what a master has buffered. A writer that has finished
+# leaves a few reads' worth (the kernel stops a writer at some tens of KiB);
+# one still writing (a grandchild that kept the terminal) must not keep the
+# caller reading for as long as it likes.
+DRAIN_READS = 64
 
 
 @dataclass
@@ -88,7 +100,7 @@ def get_winsize(fd: int) -> tuple[int, int]:
 # TIOCGSID, which Python's termios does not name: the generic Linux value
 # (x86, ARM, RISC-V, s390, LoongArch); MIPS, SPARC, PowerPC and Alpha differ.
 _TIOCGSID = 0x5429
-_GENERIC_IOCTLS = platform.machine().startswith(
+_GENERIC_IOCTLS = os.uname().machine.startswith(
     ("x86", "i386", "i686", "aarch64", "arm", "riscv", "s390", "loongarch")
 )
 
@@ -114,7 +126,7 @@ class PtyEOF(Exception):
     """Every slave descriptor is closed (Linux reports this as EIO)."""
 
 
-def read_available(fd: int, size: int = 65536) -> bytes:
+def read_available(fd: int, size: int = READ_SIZE) -> bytes:
     """One non-blocking read. b"" means nothing to read now; EIO means EOF."""
     try:
         data = os.read(fd, size)
@@ -127,3 +139,16 @@ def read_available(fd: int, size: int = 65536) -> bytes:
     if not data:
         raise PtyEOF
     return data
+
+
+def drain(fd: int) -> Iterator[bytes]:
+    """What the master has buffered now, read by read, at most DRAIN_READS
+    reads; ends early at nothing left, EOF or an error. Never blocks."""
+    for _ in range(DRAIN_READS):
+        try:
+            data = read_available(fd, READ_SIZE)
+        except (PtyEOF, OSError):
+            return
+        if not data:
+            return
+        yield data

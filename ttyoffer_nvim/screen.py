@@ -8,10 +8,10 @@ costs the relay nothing here.
 
 from __future__ import annotations
 
-import unicodedata
-
 import pyte
 from pyte.charsets import VT100_MAP
+
+from .text import sanitize
 
 # Past this many unparsed bytes only the tail is kept: what is on screen after
 # a flood is what the tail drew, and parsing all of it would cap throughput
@@ -23,21 +23,6 @@ PROMPT_MAX = 60
 # label the field itself (underscores, brackets of an empty entry).
 _FRAME = set("│┃|║┆┊─━═┌┐└┘╭╮╰╯├┤")
 _TRAILING = _FRAME | set("_<>[]")
-
-
-def sanitize(text: str, limit: int = PROMPT_MAX) -> str:
-    """Printable text only: no control, format or private-use characters."""
-    kept = []
-    for ch in text:
-        category = unicodedata.category(ch)
-        if category[0] == "C" or category in ("Zl", "Zp"):
-            kept.append(" ")
-        else:
-            kept.append(ch)
-    collapsed = " ".join("".join(kept).split())
-    if len(collapsed) > limit:
-        collapsed = collapsed[: limit - 1].rstrip() + "…"
-    return collapsed
 
 
 def _strip_decoration(text: str) -> str:
@@ -203,4 +188,4 @@ class ScreenModel:
         while look_above and not candidate and row > 0:
             row -= 1
             candidate = _strip_decoration(lines[row])
-        return sanitize(candidate)
+        return sanitize(candidate, PROMPT_MAX)

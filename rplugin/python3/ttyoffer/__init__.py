@@ -8,6 +8,7 @@ rpcrequest and rpcnotify. ``sync=True`` only where a value is returned.
 
 import os
 import sys
+from typing import Any
 
 import pynvim
 
@@ -26,41 +27,41 @@ class TtyOfferPlugin:
         self._host = TtyOfferHost(nvim)
 
     @pynvim.function("TtyOfferVersion", sync=True)
-    def version(self, args):
+    def version(self, args: list[Any]) -> str:
         return __version__
 
     @pynvim.rpc_export("ttyoffer_status", sync=True)
-    def status(self):
+    def status(self) -> dict[str, Any]:
         return self._host.status()
 
     @pynvim.rpc_export("ttyoffer_screen", sync=True)
-    def screen(self, offer_id):
+    def screen(self, offer_id: int) -> str:
         return self._host.screen(offer_id)
 
     @pynvim.rpc_export("ttyoffer_refill")
-    def refill(self, count, rows, cols):
+    def refill(self, count: int, rows: int, cols: int) -> None:
         self._host.refill(count, rows, cols)
 
     @pynvim.rpc_export("ttyoffer_bind")
-    def bind(self, offer_id, pid):
+    def bind(self, offer_id: int, pid: int) -> None:
         self._host.bind(offer_id, pid)
 
     @pynvim.rpc_export("ttyoffer_dismiss")
-    def dismiss(self, offer_id):
+    def dismiss(self, offer_id: int) -> None:
         self._host.dismiss(offer_id)
 
     @pynvim.rpc_export("ttyoffer_attach")
-    def attach(self, offer_id, rows, cols):
+    def attach(self, offer_id: int, rows: int, cols: int) -> None:
         self._host.attach(offer_id, rows, cols)
 
     @pynvim.rpc_export("ttyoffer_input")
-    def input(self, offer_id, data):
+    def input(self, offer_id: int, data: Any) -> None:
         self._host.input(offer_id, data)
 
     @pynvim.rpc_export("ttyoffer_resize")
-    def resize(self, offer_id, rows, cols):
+    def resize(self, offer_id: int, rows: int, cols: int) -> None:
         self._host.resize(offer_id, rows, cols)
 
     @pynvim.rpc_export("ttyoffer_resize_armed")
-    def resize_armed(self, rows, cols):
+    def resize_armed(self, rows: int, cols: int) -> None:
         self._host.resize_armed(rows, cols)

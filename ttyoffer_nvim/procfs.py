@@ -1,0 +1,93 @@
+"""What the kernel says about processes (/proc), and the descriptor limit.
+
+Standard library only: the keeper process imports this too, isolated (no
+site packages).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+from typing import NamedTuple
+
+# How many descriptors a process of ours asks to be allowed: the host holds
+# two per command in flight (master and slave), the keeper one, and the soft
+# limit of 1024 would cap them at a few hundred commands. Not more than this
+# even where the hard limit allows millions: children inherit the soft limit,
+# and programs that close every descriptor up to it before they exec would
+# spend a loop of that length on each spawn.
+FD_CEILING = 65536
+
+
+class Stat(NamedTuple):
+    """The fields of /proc/PID/stat that follow the command's name."""
+
+    state: str  # "R", "S", ..., "Z" for a zombie
+    ppid: int
+    pgrp: int
+    session: int
+    tty_nr: int  # the controlling terminal's device number, 0 for none
+
+
+def stat(pid: int) -> Stat | None:
+    """/proc/PID/stat, or None if the process is gone (or not ours to read).
+
+    The command's name is in parentheses and may itself hold ") " or spaces:
+    the fields are what follows its last ") ".
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b") ", 1)[1].split()
+        return Stat(fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[4]))
+    except (OSError, IndexError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def tty_number(path: str) -> int:
+    """The device number of a terminal as Stat.tty_nr spells it; -1 if the
+    path names nothing."""
+    try:
+        rdev = os.stat(path).st_rdev
+    except OSError:
+        return -1
+    major, minor = os.major(rdev), os.minor(rdev)
+    return (minor & 0xFF) | (major << 8) | ((minor & ~0xFF) << 12)
+
+
+def pids() -> list[int]:
+    """Every process /proc lists. OSError where there is no /proc."""
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def process_gone(pid: int) -> bool:
+    """Whether the process has exited: no such process, or a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    info = stat(pid)
+    return info is not None and info.state == "Z"
+
+
+def process_name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as comm:
+            return comm.read().strip()
+    except OSError:
+        return "?"
+
+
+def raise_fd_limit(ceiling: int = FD_CEILING) -> bool:
+    """Raise the soft descriptor limit towards `ceiling`, within the hard
+    limit (the system's say). Whether the limit is now as asked."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = ceiling if hard == resource.RLIM_INFINITY else min(hard, ceiling)
+    if soft == resource.RLIM_INFINITY or soft >= target:
+        return True
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        return True
+    return False
