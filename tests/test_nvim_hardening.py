@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from typing import Any
 
 import pytest
@@ -139,3 +140,48 @@ def test_a_border_neovim_takes_is_used(ed: Editor) -> None:
     assert ed.lua("return vim.api.nvim_win_get_config(...).border", win)[:2] == ["+", "-"]
     ed.nvim.input("x<CR>")
     assert exit_codes(ed, [job]) == [0]
+
+
+FLOOD_THEN_ASK = """
+import os, sys, time
+fd = os.open('/dev/tty', os.O_RDWR)
+line = b'flood ' * 10 + b'\\r\\n'
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    os.write(fd, line * 100)
+os.write(fd, b'\\r\\nAfter the flood: ')
+answer = b''
+while not answer.endswith(b'\\n') and not answer.endswith(b'\\r'):
+    answer += os.read(fd, 100)
+print('answered', answer.decode().strip())
+"""
+
+
+def test_a_flood_is_throttled_and_a_prompt_after_it_is_answered(ed: Editor) -> None:
+    # The host never holds more than a window of relayed bytes the editor
+    # has not taken (before: 26 MB -> 1.4 GB, and a prompt after a 10 s
+    # flood showed 33 s late); the child is throttled by its full pty.
+    job = ed.lua(
+        "_G.flood_out = {} _G.exit_codes = _G.exit_codes or {} "
+        "return require('ttyoffer').jobstart(..., {"
+        " on_stdout = function(_, d) vim.list_extend(_G.flood_out, d) end,"
+        " on_exit = function(id, code) _G.exit_codes[id] = code end})",
+        [sys.executable, "-I", "-S", "-c", FLOOD_THEN_ASK, "3"],
+    )
+    ed.wait_event("TtyOfferPresent")
+    most = 0
+    win = wait_until(lambda: ed.float_wins(), what="the float")[0]
+
+    def asked() -> bool:
+        nonlocal most
+        offers = ed.host_status()["offers"]
+        most = max([most, *(o["unacked"] for o in offers)])
+        return "After the flood:" in ed.buf_text(win)
+
+    wait_until(asked, 60, "the prompt after the flood")
+    # A bound a user would care about, not the constant itself: a couple of
+    # MB in flight at most, where unthrottled the host held hundreds.
+    assert 0 < most <= 2 * 1024 * 1024
+    ed.nvim.input("done<CR>")
+    assert exit_code(ed, job) == 0
+    assert "answered done" in ed.lua("return _G.flood_out")

@@ -111,3 +111,16 @@ def test_a_long_bang_never_stops_the_user_and_its_window_always_goes(sandbox: Sa
     finally:
         nvim.close()
         term.close()
+
+
+def test_what_a_command_wrote_while_the_user_typed_is_shown(tui: tuple[Tui, Editor]) -> None:
+    # Typed and entered: the window waits for the typing pause, and the
+    # command has ended by then. What it wrote is shown all the same.
+    term, ed = tui
+    term.type(":Bang sh -c 'echo IMPORTANT > /dev/tty; echo and this too > /dev/tty'\r")
+    term.wait_text("IMPORTANT")
+    term.wait_text("and this too")
+    term.wait_text("[Process exited 0]")
+    ed.wait_event("TtyOfferClose")
+    term.wait_gone("╭")
+    assert ed.float_wins() == []

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from harness import STRAY_PROMPT, start_stray
-from ttyoffer_nvim.offer import Offer, OfferTable, State
-from ttyoffer_nvim.ptys import get_winsize, session_of
+from ttyoffer_nvim.offer import BATCH_SIZE, RELAY_WINDOW, Offer, OfferTable, State
+from ttyoffer_nvim.ptys import READ_SIZE, get_winsize, session_of
 
 
 def open_fds() -> set[int]:
@@ -335,7 +335,67 @@ async def test_a_command_that_wrote_and_ended_before_its_bind_is_still_presented
     assert presenter.kinds()[0] == "present"
     assert presenter.calls[0][2] == b"quick note"
     assert "turned_away" not in presenter.kinds()
+    # Its window comes up for it, shows the end and is told it is over.
+    await asyncio.sleep(0)
+    table.attach(offer.id, 24, 80)
     await asyncio.wait_for(presenter.closed_event.wait(), 10)
+
+
+async def test_what_a_command_wrote_before_ending_unseen_waits_for_its_window() -> None:
+    # The window was held back (the user typing); the command wrote more and
+    # ended meanwhile. Nothing of it is dropped: it is all shown when the
+    # window comes, and then the end.
+    presenter = FakePresenter()
+    loop = asyncio.get_running_loop()
+    table = OfferTable(loop, presenter)
+    offer = table.open(24, 80)
+    script = (
+        "import os, time; fd = os.open('/dev/tty', os.O_RDWR)\n"
+        "os.write(fd, b'IMPORTANT'); time.sleep(0.2); os.write(fd, b' and more')"
+    )
+    proc = spawn_on(offer, script)
+    table.bind(offer.id, proc.pid)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    assert await wait_exit(proc) == 0
+    deadline = loop.time() + 10
+    while not offer.released:
+        assert loop.time() < deadline
+        await asyncio.sleep(0.01)
+    assert "closed" not in presenter.kinds() and table.get(offer.id) is offer
+    table.attach(offer.id, 24, 80)
+    assert presenter.received() == b"IMPORTANT and more"
+    assert presenter.kinds()[-1] == "closed" and len(table) == 0
+
+
+async def test_the_relay_waits_for_the_editor_to_take_what_it_was_sent() -> None:
+    # A flood into an attached window: without acknowledgements the host
+    # sends at most a window's worth and stops reading (the child blocks in
+    # write, as on a terminal that cannot keep up); each acknowledgement
+    # lets more through, and nothing is lost.
+    presenter = FakePresenter()
+    loop = asyncio.get_running_loop()
+    table = OfferTable(loop, presenter)
+    offer = table.open(24, 80)
+    total = 8 * RELAY_WINDOW
+    script = f"import os; fd = os.open('/dev/tty', os.O_RDWR); os.write(fd, b'x' * {total})"
+    proc = spawn_on(offer, script)
+    table.bind(offer.id, proc.pid)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    table.attach(offer.id, 24, 80)
+    deadline = loop.time() + 10
+    while not offer.throttled:
+        assert loop.time() < deadline
+        await asyncio.sleep(0.01)
+    sent = len(presenter.received())
+    assert RELAY_WINDOW <= sent < RELAY_WINDOW + BATCH_SIZE + READ_SIZE
+    for _ in range(5):  # held: no reading while nothing is acknowledged
+        await asyncio.sleep(0.01)
+    assert len(presenter.received()) == sent and proc.poll() is None
+    while proc.poll() is None or len(presenter.received()) < total:
+        assert loop.time() < deadline + 20
+        table.acknowledge(offer.id, offer.unacked)
+        await asyncio.sleep(0.01)
+    assert presenter.received().replace(b"\r\n", b"\n").count(b"x") == total
 
 
 async def test_cancel_all_while_armed_is_clean() -> None:

@@ -130,6 +130,7 @@ class TtyOfferHost:
                 "state": o.state.value,
                 "prompt": o.last_prompt,
                 "tty": o.slave_path,
+                "unacked": o.unacked,
             }
             for o in self.table
         ]
@@ -161,6 +162,9 @@ class TtyOfferHost:
 
     def input(self, offer_id: int, data: Any) -> None:
         self.table.write(int(offer_id), as_bytes(data))
+
+    def ack(self, offer_id: int, count: int) -> None:
+        self.table.acknowledge(int(offer_id), int(count))
 
     def resize(self, offer_id: int, rows: int, cols: int) -> None:
         self.table.resize(int(offer_id), int(rows), int(cols))

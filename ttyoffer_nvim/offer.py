@@ -54,6 +54,11 @@ from .screen import ScreenModel
 # A pty hands out at most a few KB per read; up to this much is gathered per
 # message to the editor, so a flood costs few messages.
 BATCH_SIZE = 256 * 1024
+# Relayed bytes the editor may not have taken yet (it acknowledges each
+# message once its terminal has them). Past this, the master is not read:
+# the kernel's pty buffer fills and the child blocks in write(), as on any
+# terminal that cannot keep up, instead of the host queueing without bound.
+RELAY_WINDOW = 4 * BATCH_SIZE
 # The prompt in the title is recomputed once output has paused this long:
 # a question is asked and then waited on; a flood is not a question.
 PROMPT_QUIET = 0.05
@@ -120,6 +125,9 @@ class Offer:
     last_prompt: str = ""
     released: bool = False
     pending_input: bytearray = field(default_factory=bytearray)
+    # Relayed to the editor and not acknowledged yet; reading paused on it.
+    unacked: int = 0
+    throttled: bool = False
     prompt_timer: asyncio.TimerHandle | None = None
     # A first write no command seems to have made, waiting for a bind.
     unexplained: bytes = b""
@@ -238,8 +246,12 @@ class OfferTable:
             if not self._read_once(offer):
                 self._close(offer)
             return
-        if offer.state is State.ATTACHED:
-            self._drain(offer)
+        if offer.state is State.PRESENTED:
+            # Its window has not opened yet (the user was typing, or another
+            # prompt is up): what it wrote waits in the pty until it does,
+            # and attach() shows it and the end. Nothing is dropped unseen.
+            return
+        self._drain(offer)
         self._finish(offer)
 
     def dismiss(self, offer_id: int) -> None:
@@ -258,6 +270,16 @@ class OfferTable:
             self._drain(offer)
             self._finish(offer)
         else:
+            self._loop.add_reader(offer.pty.master, self._on_readable, offer)
+
+    def acknowledge(self, offer_id: int, count: int) -> None:
+        """The editor's terminal has taken `count` relayed bytes."""
+        offer = self._offers.get(offer_id)
+        if offer is None:
+            return
+        offer.unacked = max(0, offer.unacked - count)
+        if offer.throttled and offer.unacked < RELAY_WINDOW and offer.state is State.ATTACHED:
+            offer.throttled = False
             self._loop.add_reader(offer.pty.master, self._on_readable, offer)
 
     def close_all(self) -> None:
@@ -330,8 +352,15 @@ class OfferTable:
         if chunks:
             data = b"".join(chunks)
             offer.screen.feed(data)
-            self._presenter.output(offer, data)
+            self._relay(offer, data)
             self._schedule_prompt(offer)
+        if not eof and offer.unacked >= RELAY_WINDOW:
+            offer.throttled = True
+            self._loop.remove_reader(offer.pty.master)
+
+    def _relay(self, offer: Offer, data: bytes) -> None:
+        offer.unacked += len(data)
+        self._presenter.output(offer, data)
 
     def _read_once(self, offer: Offer) -> bool:
         """The first read: present exactly once. Returns whether it did."""
@@ -403,7 +432,7 @@ class OfferTable:
         the tty must not keep us here."""
         for data in drain(offer.pty.master):
             offer.screen.feed(data)
-            self._presenter.output(offer, data)
+            self._relay(offer, data)
 
     def _schedule_prompt(self, offer: Offer) -> None:
         if offer.prompt_timer is not None:

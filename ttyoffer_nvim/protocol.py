@@ -31,6 +31,7 @@ NOTIFICATIONS: dict[str, tuple[str, ...]] = {
     "dismiss": ("offer_id",),
     "attach": ("offer_id", "rows", "cols"),
     "input": ("offer_id", "data"),
+    "ack": ("offer_id", "count"),
     "resize": ("offer_id", "rows", "cols"),
     "resize_armed": ("rows", "cols"),
 }

@@ -24,6 +24,8 @@ end
 --- @param data string
 function M.output(offer_id, data)
   prompts.output(offer_id, data)
+  -- Taken (or dropped, for a window already gone): the host may read more.
+  host.notify('ack', offer_id, #data)
 end
 
 --- @param offer_id integer

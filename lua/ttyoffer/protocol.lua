@@ -33,6 +33,8 @@ M.methods = {
   dismiss = { kind = 'notify', args = { 'offer_id' } },
   attach = { kind = 'notify', args = { 'offer_id', 'rows', 'cols' } },
   input = { kind = 'notify', args = { 'offer_id', 'data' } },
+  -- The window's terminal has taken `count` relayed bytes (flow control).
+  ack = { kind = 'notify', args = { 'offer_id', 'count' } },
   resize = { kind = 'notify', args = { 'offer_id', 'rows', 'cols' } },
   resize_armed = { kind = 'notify', args = { 'rows', 'cols' } },
 }

@@ -58,6 +58,10 @@ class TtyOfferPlugin:
     def input(self, offer_id: int, data: Any) -> None:
         self._host.input(offer_id, data)
 
+    @pynvim.rpc_export("ttyoffer_ack")
+    def ack(self, offer_id: int, count: int) -> None:
+        self._host.ack(offer_id, count)
+
     @pynvim.rpc_export("ttyoffer_resize")
     def resize(self, offer_id: int, rows: int, cols: int) -> None:
         self._host.resize(offer_id, rows, cols)
