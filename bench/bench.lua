@@ -162,6 +162,48 @@ function B.throughput(path, rounds)
   return samples
 end
 
+--- Start a command that floods its terminal for `seconds`, then asks; the
+--- trace notes when the question reaches the window. B.flood_result() tells
+--- {written, shown} (hrtime ns), once both are known.
+function B.flood_start(python, seconds)
+  local marker = 'PROMPT-AFTER-FLOOD'
+  local tail = ''
+  _G.bench_flood = {}
+  require('ttyoffer.prompts').trace = function(_, data)
+    if not _G.bench_flood.shown then
+      tail = (tail .. data):sub(-64)
+      if tail:find(marker, 1, true) then
+        _G.bench_flood.shown = hrtime()
+      end
+    end
+  end
+  local script = table.concat({
+    'import os, sys, time',
+    "fd = os.open('/dev/tty', os.O_RDWR)",
+    "line = b'flood ' * 10 + b'\\r\\n'",
+    'end = time.monotonic() + float(sys.argv[1])',
+    'while time.monotonic() < end:',
+    '    os.write(fd, line * 100)',
+    't = time.monotonic_ns()',
+    "os.write(fd, b'\\r\\n" .. marker .. ": ')",
+    'print(t, flush=True)',
+    'os.read(fd, 100)',
+  }, '\n')
+  _G.bench_flood.job = ttyoffer.jobstart({ python, '-I', '-S', '-c', script, tostring(seconds) }, {
+    on_stdout = function(_, data)
+      _G.bench_flood.written = _G.bench_flood.written or tonumber(data[1])
+    end,
+  })
+end
+
+function B.flood_result()
+  local f = _G.bench_flood
+  if f.written and f.shown then
+    return { f.written, f.shown }
+  end
+  return nil
+end
+
 --- Install a trace of relayed bytes for the keystroke round trip.
 function B.trace_echoes()
   _G.bench_echoes = {}

@@ -44,10 +44,11 @@ class Size:
     idle: int
     churn: int
     startups: int
+    flood_seconds: int
 
 
-FULL = Size(500, 200, 200, 200, 25, 3, 1000, 10000, 40)
-SMALL = Size(40, 10, 20, 10, 1, 1, 50, 200, 4)
+FULL = Size(500, 200, 200, 200, 25, 3, 1000, 10000, 40, 30)
+SMALL = Size(40, 10, 20, 10, 1, 1, 50, 200, 4, 2)
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -164,6 +165,38 @@ class Bench:
             "offer_mb_s": megabytes / (offer / 1000),
         }
 
+    def flood(self) -> dict[str, Any]:
+        """A command floods its terminal for flood_seconds with its window up,
+        then asks: how long the question takes to show against the same
+        question without a flood, and the host's memory during and after."""
+        host = self.host_pid()
+        rss0 = proc_rss_kb(host)
+        delays: dict[str, float] = {}
+        peak = rss0
+        for name, seconds in (("quiet", 0), ("flood", self.size.flood_seconds)):
+            self.lua("B.flood_start(...)", sys.executable, seconds)
+            deadline = time.monotonic() + seconds + 120
+            result = None
+            while result is None:
+                assert time.monotonic() < deadline, "the question after the flood never showed"
+                peak = max(peak, proc_rss_kb(host))
+                self.lua("vim.wait(100)")
+                result = self.lua("return B.flood_result()")
+            delays[name] = (result[1] - result[0]) / 1e6
+            self.lua("B.untrace() require('ttyoffer').dismiss()")
+            wait_until(lambda: not self.ed.float_wins(), 10, "the float to close")
+        rss1 = proc_rss_kb(host)
+        return {
+            "seconds": self.size.flood_seconds,
+            "prompt_delay_ms": delays["flood"],
+            "quiet_prompt_delay_ms": delays["quiet"],
+            "prompt_delay_ratio": delays["flood"] / max(delays["quiet"], 0.001),
+            "host_rss_kb_before": rss0,
+            "host_rss_kb_peak": peak,
+            "host_rss_kb_after": rss1,
+            "host_rss_peak_ratio": peak / rss0,
+        }
+
     def idle_cost(self) -> dict[str, Any]:
         host = self.host_pid()
         self.lua("B.stop(B.idle(20))")  # warm the allocator and the stock
@@ -274,6 +307,7 @@ TARGETS = {
     "time_to_prompt": ("ms.p50", "<=", 2.0),
     "keystroke": ("ms.p50", "<=", 2.0),
     "throughput": ("ratio", ">=", 0.9),
+    "flood": ("host_rss_peak_ratio", "<=", 1.5),
     "idle_cost": ("host_kb_per_offer", "<=", 10.0),
     "startup": ("added_ms_p50", "<=", 1.0),
 }
@@ -317,6 +351,14 @@ def render(results: dict[str, Any]) -> str:
     row("keystroke", f"p50 {f['ms']['p50']:.2f} ms, p99 {f['ms']['p99']:.2f} ms")
     f = r["throughput"]
     row("throughput", f"{f['ratio']:.2f}x native ({f['offer_mb_s']:.1f} vs {f['native_mb_s']:.1f} MB/s)")
+    f = r["flood"]
+    row(
+        "flood",
+        f"question {f['prompt_delay_ms']:.1f} ms after a {f['seconds']} s flood"
+        f" vs {f['quiet_prompt_delay_ms']:.1f} ms without; host RSS peak {f['host_rss_peak_ratio']:.2f}x"
+        f" ({f['host_rss_kb_before'] // 1024} -> {f['host_rss_kb_peak'] // 1024} MB,"
+        f" {f['host_rss_kb_after'] // 1024} MB after)",
+    )
     f = r["idle_cost"]
     row(
         "idle_cost",
@@ -357,6 +399,7 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
             ("time_to_prompt", Bench.time_to_prompt),
             ("keystroke", Bench.keystroke),
             ("throughput", Bench.throughput),
+            ("flood", Bench.flood),
             ("idle_cost", Bench.idle_cost),
             ("churn", Bench.churn),
         ]

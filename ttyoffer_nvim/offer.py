@@ -58,7 +58,10 @@ BATCH_SIZE = 256 * 1024
 # message once its terminal has them). Past this, the master is not read:
 # the kernel's pty buffer fills and the child blocks in write(), as on any
 # terminal that cannot keep up, instead of the host queueing without bound.
-RELAY_WINDOW = 4 * BATCH_SIZE
+# About a pty's own buffer: a question written after a flood waits behind
+# no more than it would in a native terminal (measured: 12 ms after a 30 s
+# flood at 64 KB, 44 ms at 256 KB; relay throughput the same as native).
+RELAY_WINDOW = 64 * 1024
 # The prompt in the title is recomputed once output has paused this long:
 # a question is asked and then waited on; a flood is not a question.
 PROMPT_QUIET = 0.05
@@ -337,7 +340,11 @@ class OfferTable:
         chunks: list[bytes] = []
         size = 0
         eof = False
-        while size < BATCH_SIZE:
+        # Never more in flight than the window: a question written after a
+        # flood waits behind at most that much, as behind a terminal's own
+        # buffer.
+        room = min(BATCH_SIZE, RELAY_WINDOW - offer.unacked)
+        while size < room:
             try:
                 data = read_available(offer.pty.master, READ_SIZE)
             except (PtyEOF, OSError):

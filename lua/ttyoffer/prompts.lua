@@ -150,6 +150,9 @@ local function open(prompt)
     end,
   })
   prompt.window = opened
+  if M.trace then
+    M.trace(id, prompt.first)
+  end
   prompt.first = ''
   records.set_state(id, 'attached')
   event('TtyOfferPresent', prompt)
