@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import ROOT, Editor, Sandbox, editor
+from harness import ROOT, Editor, Sandbox, editor, wait_until
 
 pytestmark = pytest.mark.nvim
 
@@ -80,3 +80,21 @@ def test_checkhealth_names_the_fix_without_a_python(ed: Editor) -> None:
     report = "\n".join(ed.nvim.current.buffer[:])
     assert "g:python3_host_prog (/nonexistent/python3) is not executable" in report
     assert ":TtyOffer install" in report
+
+
+def test_without_a_python_the_user_is_told_once_and_commands_run(tmp_path: Path) -> None:
+    sandbox = Sandbox(tmp_path / "nvim", extra_init="vim.g.python3_host_prog = '/nonexistent/python3'\n")
+    with editor(sandbox, wait_host=False) as ed:
+        # One line that says where to look; the whole of it in the status.
+        said = "(ttyoffer) no host (see :checkhealth ttyoffer)"
+        wait_until(lambda: said in ed.nvim.command_output("messages"), what="the notice")
+        out = ed.lua(
+            "local out = {} local j = require('ttyoffer').jobstart({'echo', 'plain'},"
+            " {on_stdout = function(_, d) vim.list_extend(out, d) end}) vim.fn.jobwait({j}) return out"
+        )
+        assert "plain" in out
+        assert "g:python3_host_prog (/nonexistent/python3) is not executable" in ed.nvim.command_output(
+            "TtyOffer status"
+        )
+        ed.lua("require('ttyoffer.host').state = 'stopped' require('ttyoffer').start() vim.wait(200)")
+        assert ed.nvim.command_output("messages").count(said) == 1

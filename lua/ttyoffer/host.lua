@@ -125,6 +125,8 @@ function M.start(on_exit)
     end
     if not python then
       M.state, M.error = 'failed', tostring(err)
+      -- Once: commands run as without the plugin until this is mended.
+      notify.once('no-python', 'no host (see :checkhealth ttyoffer); commands run plainly: ' .. M.error)
       return
     end
     M.python = python
