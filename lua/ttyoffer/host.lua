@@ -1,6 +1,6 @@
--- The Python host: started in the background, never waited for on the spawn
--- path. It runs the registered remote plugin (rplugin/python3/ttyoffer) in a
--- process of its own, like the python3 provider's legacy clone, so no other
+-- The Python host process: started in the background, never waited for on the
+-- spawn path, with its stock of spare ptys. It runs this checkout's remote
+-- plugin (rplugin/python3/ttyoffer) in a process of its own, so no other
 -- remote plugin can stall the relay and it can come back after a crash.
 local M = {}
 
