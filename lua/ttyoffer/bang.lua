@@ -36,6 +36,50 @@ local function collector()
   return on_data, finish
 end
 
+--- Show what :! shows when a command has ended: the command, its output,
+--- "shell returned N" when it failed; then tell TtyOfferBangDone.
+local function report(cmd, job, code, lines)
+  local chunks = { { ':!' .. cmd .. '\n' } }
+  if #lines > 0 then
+    table.insert(chunks, { table.concat(lines, '\n') .. '\n' })
+  end
+  if code ~= 0 then
+    table.insert(chunks, { string.format('\nshell returned %d', code) })
+  end
+  chunks[#chunks][1] = chunks[#chunks][1]:gsub('\n$', '')
+  api.nvim_echo(chunks, true, {})
+  api.nvim_exec_autocmds('User', {
+    pattern = 'TtyOfferBangDone',
+    modeline = false,
+    data = { cmd = cmd, code = code, job = job, output = lines },
+  })
+end
+
+--- After `bang.notice_delay`, say that the command is still running. Returns
+--- the function that calls it off.
+local function running_notice(cmd, job)
+  local timer = assert(vim.uv.new_timer())
+  local function stop()
+    if not timer:is_closing() then
+      timer:stop()
+      timer:close()
+    end
+  end
+  timer:start(config.current.bang.notice_delay, 0, function()
+    stop()
+    vim.schedule(function()
+      if vim.fn.jobwait({ job }, 0)[1] == -1 then
+        -- Cut to the command line: a wrapped notice would stop the user with
+        -- a hit-enter prompt under a prompt window. What it says first, the
+        -- command after: the cut takes the command's tail.
+        local text = notify.fit(string.format('(running, pid %d) :!%s', vim.fn.jobpid(job), cmd), '…')
+        api.nvim_echo({ { text, 'MoreMsg' } }, false, {})
+      end
+    end)
+  end)
+  return stop
+end
+
 --- Run `args` like :!{args}, without blocking the editor.
 --- @param args string the command as typed
 --- @return integer? job id
@@ -50,15 +94,8 @@ function M.run(args)
     return nil
   end
   local on_data, finish = collector()
-  local notice = vim.uv.new_timer()
-  local job
-  local function stop_notice()
-    if notice and not notice:is_closing() then
-      notice:stop()
-      notice:close()
-    end
-  end
-  local started
+  local stop_notice = function() end
+  local started, job
   started, job = pcall(ttyoffer.jobstart, cmd, {
     on_stdout = on_data,
     on_stderr = on_data,
@@ -66,54 +103,22 @@ function M.run(args)
     on_exit = function(_, code)
       stop_notice()
       local lines = finish()
-      local function report()
-        local chunks = { { ':!' .. cmd .. '\n' } }
-        if #lines > 0 then
-          table.insert(chunks, { table.concat(lines, '\n') .. '\n' })
-        end
-        if code ~= 0 then
-          table.insert(chunks, { string.format('\nshell returned %d', code) })
-        end
-        chunks[#chunks][1] = chunks[#chunks][1]:gsub('\n$', '')
-        api.nvim_echo(chunks, true, {})
-        api.nvim_exec_autocmds('User', {
-          pattern = 'TtyOfferBangDone',
-          modeline = false,
-          data = { cmd = cmd, code = code, job = job, output = lines },
-        })
-      end
       -- The output may raise a hit-enter prompt, under which the editor
       -- serves nothing: the command's prompt window goes first.
-      prompts.after_window_of(job, report)
+      prompts.after_window_of(job, function()
+        report(cmd, job, code, lines)
+      end)
     end,
   })
-  if not started or job <= 0 then
-    stop_notice()
-    if started and job == 0 then
-      err(string.format('Bang: invalid command %q', cmd))
-    else
-      err(
-        string.format(
-          "Bang: cannot start 'shell' (%s): %s; check :set shell?",
-          vim.o.shell,
-          started and 'not executable' or tostring(job):gsub('^Vim:', '')
-        )
-      )
-    end
+  if started and job == 0 then
+    err(string.format('Bang: invalid command %q', cmd))
+    return nil
+  elseif not started or job < 0 then
+    local why = started and 'not executable' or tostring(job):gsub('^Vim:', '')
+    err(string.format("Bang: cannot start 'shell' (%s): %s; check :set shell?", vim.o.shell, why))
     return nil
   end
-  notice:start(config.current.bang.notice_delay, 0, function()
-    vim.schedule(function()
-      if vim.fn.jobwait({ job }, 0)[1] == -1 then
-        -- Cut to the command line: a wrapped notice would stop the user
-        -- with a hit-enter prompt under a prompt window.
-        -- What it says first, the command after: the cut takes the command's tail.
-        local text = notify.fit(string.format('(running, pid %d) :!%s', vim.fn.jobpid(job), cmd), '…')
-        api.nvim_echo({ { text, 'MoreMsg' } }, false, {})
-      end
-    end)
-    stop_notice()
-  end)
+  stop_notice = running_notice(cmd, job)
   return job
 end
 

@@ -98,6 +98,57 @@ local validators = {
   max_offers = { 'number', whole_positive },
 }
 
+local function fail(fmt, ...)
+  error(string.format('(ttyoffer) ' .. fmt, ...), 0)
+end
+
+--- Raise for a key the defaults at this level do not have, naming them.
+local function unknown(path, prefix, defaults)
+  local known = vim.tbl_keys(defaults)
+  table.sort(known)
+  local where = prefix == '' and '' or (' under "' .. prefix:sub(1, -2) .. '"')
+  fail('unknown option "%s"; known options%s: %s (see :help ttyoffer-config)', path, where, table.concat(known, ', '))
+end
+
+--- Raise when `value` breaks the rule of option `path`.
+local function check(path, value, default, rule)
+  local types = type(rule[1]) == 'table' and rule[1] or { rule[1] }
+  if not vim.tbl_contains(types, type(value)) then
+    local want = table.concat(types, ' or ')
+    fail(
+      'option "%s" must be a %s, got %s (%s); default: %s',
+      path,
+      want,
+      type(value),
+      vim.inspect(value),
+      vim.inspect(default)
+    )
+  end
+  local wrong = rule[2] and rule[2](value)
+  if wrong then
+    fail('option "%s" must be %s, got %s', path, wrong, vim.inspect(value))
+  end
+end
+
+--- Check every key of `tbl` against `defaults`, depth first.
+local function walk(tbl, defaults, prefix)
+  for key, value in pairs(tbl) do
+    local path = prefix .. tostring(key)
+    local default = defaults[key]
+    if default == nil then
+      unknown(path, prefix, defaults)
+    end
+    if validators[path] then
+      check(path, value, default, validators[path])
+    elseif type(default) == 'table' then
+      if type(value) ~= 'table' then
+        fail('option "%s" must be a table, got %s', path, type(value))
+      end
+      walk(value, default, path .. '.')
+    end
+  end
+end
+
 --- Validate `user` against the defaults. Returns the merged table or raises
 --- an error naming the key and the fix; nothing is changed on error.
 --- @param user table?
@@ -109,52 +160,7 @@ function M.merge(user, base)
     return vim.deepcopy(base)
   end
   if type(user) ~= 'table' then
-    error(string.format('(ttyoffer) setup() expects a table, got %s', type(user)), 0)
-  end
-  local function walk(tbl, defaults, prefix)
-    for key, value in pairs(tbl) do
-      local path = prefix .. tostring(key)
-      local default = defaults[key]
-      if default == nil then
-        local known = vim.tbl_keys(defaults)
-        table.sort(known)
-        error(
-          string.format(
-            '(ttyoffer) unknown option "%s"; known options%s: %s (see :help ttyoffer-config)',
-            path,
-            prefix == '' and '' or (' under "' .. prefix:sub(1, -2) .. '"'),
-            table.concat(known, ', ')
-          ),
-          0
-        )
-      end
-      local rule = validators[path]
-      if rule then
-        local types = type(rule[1]) == 'table' and rule[1] or { rule[1] }
-        if not vim.tbl_contains(types, type(value)) then
-          error(
-            string.format(
-              '(ttyoffer) option "%s" must be a %s, got %s (%s); default: %s',
-              path,
-              table.concat(types, ' or '),
-              type(value),
-              vim.inspect(value),
-              vim.inspect(default)
-            ),
-            0
-          )
-        end
-        local wrong = rule[2] and rule[2](value)
-        if wrong then
-          error(string.format('(ttyoffer) option "%s" must be %s, got %s', path, wrong, vim.inspect(value)), 0)
-        end
-      elseif type(default) == 'table' then
-        if type(value) ~= 'table' then
-          error(string.format('(ttyoffer) option "%s" must be a table, got %s', path, type(value)), 0)
-        end
-        walk(value, default, path .. '.')
-      end
-    end
+    fail('setup() expects a table, got %s', type(user))
   end
   walk(user, M.defaults, '')
   return vim.tbl_deep_extend('force', vim.deepcopy(base), user)

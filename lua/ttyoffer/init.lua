@@ -105,6 +105,56 @@ local function resolve(cmd, opts)
   return path ~= '' and path or nil
 end
 
+--- Why this command gets no offer, or nil (and then a spare pty for it).
+--- @param program string|true what resolve() found
+--- @return string? reason, integer? offer_id, string? slave
+local function take_offer(program, opts)
+  local reason = spawn.skip_reason(opts, {
+    enabled = config.current.enabled,
+    host_ready = host.ready(),
+    at_capacity = records.live() >= config.current.max_offers,
+  })
+  if not reason and program ~= true and spawn.name_sh_would_drop(opts, vim.uv.os_environ()) then
+    reason = 'environment names /bin/sh would drop'
+  end
+  if reason == 'host not available' and config.current.enabled and host.state == 'stopped' then
+    -- For the next command, after this one: starting a process takes time
+    -- this command must not wait for.
+    vim.schedule(M.start)
+  end
+  if reason then
+    return reason
+  end
+  local offer_id, slave = host.take()
+  if not offer_id then
+    return 'no pty'
+  end
+  return nil, offer_id, slave
+end
+
+--- The caller's options, with its on_exit (if any) wrapped to note the exit
+--- code for the window. The host learns of the exit itself (bind): no
+--- callback of ours per job, as Neovim keeps memory for every job that had
+--- one.
+--- @param opts table?
+--- @param note_code fun(code: integer)
+--- @return table?
+local function with_exit_noted(opts, note_code)
+  if not (opts and type(opts.on_exit) == 'function') then
+    return opts
+  end
+  local wrapped = {}
+  for k, v in pairs(opts) do
+    wrapped[k] = v
+  end
+  local user_exit = opts.on_exit
+  wrapped.on_exit = function(job_id, code, event)
+    note_code(code)
+    return user_exit(job_id, code, event)
+  end
+  return wrapped
+end
+
 --- Same contract as |jobstart()|, plus the offer. Anything jobstart() would
 --- refuse goes to it unchanged, so its errors and return values are stock.
 --- @param cmd string|string[]
@@ -125,60 +175,23 @@ function M.jobstart(cmd, opts)
     -- jobstart() itself reports the error and returns 0 or -1, exactly as stock.
     return plain()
   end
-  local reason = spawn.skip_reason(opts, {
-    enabled = config.current.enabled,
-    host_ready = host.ready(),
-    at_capacity = records.live() >= config.current.max_offers,
-  })
-  if not reason and program ~= true and spawn.name_sh_would_drop(opts, vim.uv.os_environ()) then
-    reason = 'environment names /bin/sh would drop'
-  end
-  if reason == 'host not available' and config.current.enabled and host.state == 'stopped' then
-    -- For the next command, after this one: starting a process takes time
-    -- this command must not wait for.
-    vim.schedule(M.start)
-  end
-  local offer_id, slave
-  if not reason then
-    offer_id, slave = host.take()
-    if not offer_id then
-      reason = 'no pty'
-    end
-  end
+  local reason, offer_id, slave = take_offer(program, opts)
   if reason then
     records.skipped(reason)
     return plain()
   end
-
-  -- The host learns of the exit itself (bind below): no callback of ours per
-  -- job, as Neovim keeps memory for every job that had one. A caller's own
-  -- on_exit is wrapped, only to show the exit code in the window.
   local record --- @type ttyoffer.Record?
-  local wrapped = opts
-  if opts and type(opts.on_exit) == 'function' then
-    wrapped = {}
-    for k, v in pairs(opts) do
-      wrapped[k] = v
+  local wrapped = with_exit_noted(opts, function(code)
+    if record then
+      record.code = code
     end
-    local user_exit = opts.on_exit
-    wrapped.on_exit = function(job_id, code, event)
-      if record then
-        record.code = code
-      end
-      return user_exit(job_id, code, event)
-    end
-  end
+  end)
   local shell = type(cmd) == 'string' and { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag } or nil
   local command = spawn.command(cmd, slave, shell, opts, {
     program = program ~= true and program or nil,
     pwd = vim.env.PWD,
   })
-  local ok, job
-  if wrapped == nil then
-    ok, job = pcall(vim.fn.jobstart, command)
-  else
-    ok, job = pcall(vim.fn.jobstart, command, wrapped)
-  end
+  local ok, job = pcall(vim.fn.jobstart, command, wrapped or vim.empty_dict())
   if not ok or job <= 0 then
     host.notify('dismiss', offer_id)
     records.skipped('spawn failed')
