@@ -501,3 +501,83 @@ async def test_binding_a_process_that_is_already_gone_releases_at_once() -> None
     table.bind(offer.id, proc.pid)
     await asyncio.wait_for(presenter.released_event.wait(), 10)
     assert presenter.calls == [("released", 0, [offer.id])]
+
+
+async def settled_prompt(presenter: FakePresenter, offer: Offer, marker: bytes) -> None:
+    """Until `marker` was relayed and the prompt after it computed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while marker not in presenter.received() or offer.prompt_timer is not None:
+        assert loop.time() < deadline, presenter.calls[-3:]
+        await asyncio.sleep(0.01)
+
+
+async def test_a_long_title_then_a_prompt_shows_and_names_the_prompt_only() -> None:
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    # Longer than the screen model's tail: cut anywhere inside it, its
+    # payload would read as text before the question.
+    script = (
+        "import os; fd = os.open('/dev/tty', os.O_RDWR)\n"
+        "os.write(fd, b'\\x1b]0;' + b'T' * 10240 + b'\\x07')\n"
+        "os.write(fd, b'\\x1b]52;c;' + b'QUFB' * 4096 + b'\\x1b\\\\Password: ')\n"
+        "os.read(fd, 100)\n"
+    )
+    proc = spawn_on(offer, script)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    table.attach(offer.id, 24, 80)
+    await settled_prompt(presenter, offer, b"Password: ")
+    assert presenter.received() == b"Password: "
+    assert [c[2] for c in presenter.calls if c[0] == "prompt"] == ["Password"]
+    assert offer.screen.prompt() == "Password"
+    table.write(offer.id, b"x\r")
+    assert await wait_exit(proc) == 0
+    table.release(offer.id)
+
+
+@pytest.mark.parametrize("linger", [0.0, 0.2])
+async def test_a_write_that_leaves_nothing_to_show_shows_no_window(linger: float) -> None:
+    before = open_fds()
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    script = (
+        "import os, time; fd = os.open('/dev/tty', os.O_RDWR)\n"
+        "os.write(fd, b'\\x1b]0;a title\\x07\\x1b]52;c;cHduZWQ=\\x07')\n"
+        f"time.sleep({linger})\n"
+    )
+    # Read while the command runs (lingering), or only once it has ended.
+    proc = spawn_on(offer, script)
+    table.bind(offer.id, proc.pid)
+    assert await wait_exit(proc) == 0
+    await asyncio.wait_for(presenter.released_event.wait(), 10)
+    assert presenter.kinds() == ["released"]
+    assert len(table) == 0
+    assert open_fds() == before
+
+
+async def test_a_stray_that_left_a_sequence_open_does_not_hide_the_commands_prompt() -> None:
+    presenter = FakePresenter()
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    offer = table.open(24, 80)
+    stray = (
+        "import os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)\n"
+        "os.write(fd, b'stray Passphrase: \\x1b]0;never ended')\n"
+        "os.read(fd, 100)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", stray, offer.slave_path], start_new_session=True)
+    try:
+        await asyncio.wait_for(presenter.turned_away_event.wait(), 10)
+        assert await wait_exit(proc) == -signal.SIGHUP
+    finally:
+        proc.kill()
+        proc.wait()
+    command = spawn_on(offer, ASK_WITH_MODES, stdout=subprocess.PIPE)
+    table.bind(offer.id, command.pid)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    assert presenter.calls[-1][2].startswith(b"canonical=1 Answer: ")
+    table.attach(offer.id, 24, 80)
+    table.write(offer.id, b"yes\r")
+    assert await wait_exit(command) == 0
+    table.release(offer.id)

@@ -6,6 +6,7 @@ import pyte
 import pytest
 
 from ttyoffer_nvim.screen import PROMPT_MAX, TAIL_LIMIT, ScreenModel
+from ttyoffer_nvim.sequences import SequenceFilter
 from ttyoffer_nvim.text import sanitize
 
 
@@ -123,3 +124,39 @@ def test_shift_out_to_a_line_drawing_g1_and_back() -> None:
 def test_letters_inside_escape_sequences_are_left_alone() -> None:
     screen = model(b"\x1b(0\x1b[31mq\x1b]0;title x\x07q\x1b(B")
     assert screen.lines()[0] == "──"
+
+
+def test_a_long_title_before_the_prompt_leaves_only_the_prompt() -> None:
+    # As the host feeds it: through the window's filter first. Longer than
+    # the kept tail, a title cut anywhere would show its payload as text.
+    screen = ScreenModel(24, 80)
+    sequences = SequenceFilter()
+    stream = b"\x1b]0;" + b"T" * 10240 + b"\x07" + b"Password: "
+    for start in range(0, len(stream), 4096):
+        screen.feed(sequences.feed(stream[start : start + 4096]))
+    assert screen.prompt() == "Password"
+    assert screen.lines()[0] == "Password:"
+
+
+def test_the_kept_tail_never_starts_inside_an_escape_sequence() -> None:
+    # A bar of coloured cells with no newline, longer than the tail, then the
+    # question: the tail's first bytes are cut out of a colour's sequence.
+    bar = b"".join(b"\x1b[48;5;%dm " % (i % 256) for i in range(1000))
+    stream = b"\x1b[H" + bar + b"\x1b[24;1HPassword: "
+    cut = len(stream) - TAIL_LIMIT
+    assert stream.rfind(b"\x1b", 0, cut + 1) > cut - len(b"\x1b[48;5;255m")  # inside one
+    assert stream[cut : cut + 1] not in (b"\x1b", b" ")
+    screen = model(stream)
+    assert screen.prompt() == "Password"
+    # Cells, blank; no parameter of a cut sequence read as text.
+    assert not any(ch.isdigit() or ch in ";m" for line in screen.lines() for ch in line)
+
+
+def test_the_kept_tail_never_starts_inside_a_character() -> None:
+    # Two bytes a character, no newline, no escape sequence: the cut falls
+    # inside a character for one of the two shifts. The screen is tall
+    # enough to keep all of the tail in sight.
+    for shift in range(2):
+        screen = model(b"x" * shift + "é".encode() * 5000 + b" Password: ", rows=60)
+        assert screen.prompt().endswith("é Password")
+        assert "\ufffd" not in screen.text()

@@ -15,6 +15,12 @@ State machine of one offer::
 * attached: a window shows it; output is relayed, input written back.
 * closed: every descriptor is gone.
 
+Every byte read from a master passes the offer's SequenceFilter
+(sequences.py) before anything else sees it, the screen model and the window
+alike: a command draws and asks in its window, and reaches nothing beyond it
+(titles, the clipboard, a terminal behind the editor's). A write that leaves
+nothing to show (a title alone) shows no window.
+
 A write no command can have made (the pty is nobody's controlling terminal
 and no command was bound to it) comes from a process that opened a spare
 terminal by its path: gpg-agent's ssh support asks for passphrases on the
@@ -50,6 +56,7 @@ from .ptys import (
     set_winsize,
 )
 from .screen import ScreenModel
+from .sequences import SequenceFilter
 
 # A pty hands out at most a few KB per read; up to this much is gathered per
 # message to the editor, so a flood costs few messages.
@@ -135,6 +142,8 @@ class Offer:
     # A first write no command seems to have made, waiting for a bind.
     unexplained: bytes = b""
     stray_timer: asyncio.TimerHandle | None = None
+    # What of the command's output a prompt window lets through.
+    sequences: SequenceFilter = field(default_factory=SequenceFilter)
 
     @property
     def slave_path(self) -> str:
@@ -356,8 +365,8 @@ class OfferTable:
             size += len(data)
         if eof:
             self._loop.remove_reader(offer.pty.master)
-        if chunks:
-            data = b"".join(chunks)
+        data = offer.sequences.feed(b"".join(chunks)) if chunks else b""
+        if data:
             offer.screen.feed(data)
             self._relay(offer, data)
             self._schedule_prompt(offer)
@@ -370,11 +379,14 @@ class OfferTable:
         self._presenter.output(offer, data)
 
     def _read_once(self, offer: Offer) -> bool:
-        """The first read: present exactly once. Returns whether it did."""
-        try:
-            data = read_available(offer.pty.master, READ_SIZE)
-        except (PtyEOF, OSError):
-            data = b""
+        """The first read that leaves something to show: present exactly
+        once. Returns whether it did. What is dropped whole (a title) is
+        read past, a bounded number of reads, and the offer stays armed."""
+        data = b""
+        for chunk in drain(offer.pty.master):
+            data = offer.sequences.feed(chunk)
+            if data:
+                break
         if not data:
             return False
         # Pause until the window is attached; the kernel keeps the rest.
@@ -430,16 +442,20 @@ class OfferTable:
         restore_defaults(offer.pty)
 
     def _rearm(self, offer: Offer) -> None:
-        """Watched again for its command's first write, on a blank screen."""
+        """Watched again for its command's first write, on a blank screen
+        (and a fresh filter: a stray may have left a sequence unfinished)."""
         offer.screen = ScreenModel(offer.rows, offer.cols)
+        offer.sequences = SequenceFilter()
         self._loop.add_reader(offer.pty.master, self._on_readable, offer)
 
     def _drain(self, offer: Offer) -> None:
         """Relay what is left to read. Bounded: a grandchild still holding
         the tty must not keep us here."""
-        for data in drain(offer.pty.master):
-            offer.screen.feed(data)
-            self._relay(offer, data)
+        for chunk in drain(offer.pty.master):
+            data = offer.sequences.feed(chunk)
+            if data:
+                offer.screen.feed(data)
+                self._relay(offer, data)
 
     def _schedule_prompt(self, offer: Offer) -> None:
         if offer.prompt_timer is not None:

@@ -118,6 +118,23 @@ class LineDrawing:
         return start + 2
 
 
+def _safe_start(data: bytearray, cut: int) -> int:
+    """Where a tail kept from `cut` on may start: at the first ESC, or after
+    the first newline, at or past the cut, so that the tail does not begin
+    inside an escape sequence (whose rest would show as text) or inside a
+    character; failing both, past the bytes that continue a character."""
+    limit = len(data)
+    escape = data.find(b"\x1b", cut)
+    newline = data.find(b"\n", cut, escape if escape >= 0 else limit)
+    if newline >= 0:
+        return newline + 1
+    if escape >= 0:
+        return escape
+    while cut < limit and 0x80 <= data[cut] <= 0xBF:
+        cut += 1
+    return cut
+
+
 class ScreenModel:
     """Built on first use: an armed offer that never speaks costs no screen."""
 
@@ -142,7 +159,7 @@ class ScreenModel:
     def feed(self, data: bytes) -> None:
         self._pending += data
         if len(self._pending) > TAIL_LIMIT:
-            del self._pending[: len(self._pending) - TAIL_LIMIT]
+            del self._pending[: _safe_start(self._pending, len(self._pending) - TAIL_LIMIT)]
             self._overflowed = True
 
     def resize(self, rows: int, cols: int) -> None:
