@@ -14,6 +14,7 @@ import pytest
 
 from harness import STRAY_PROMPT, Editor, Sandbox, editor, pidfds_of, wait_until
 from test_nvim_offer import ASK, exit_code, only_spares_left, prompt_and_wait_for_float, start
+from ttyoffer_nvim import procfs
 from ttyoffer_nvim.procfs import process_gone
 
 pytestmark = pytest.mark.nvim
@@ -49,7 +50,7 @@ def test_host_killed_while_offers_are_armed_and_shown(ed: Editor) -> None:
     assert "went-on" in ed.lua("return _G.sleeper_out")
     wait_until(lambda: not alive(keeper_pid), what="the keeper to finish")
     messages = ed.nvim.command_output("messages")
-    assert messages.count("ttyoffer host exited") == 1, messages
+    assert messages.count("(ttyoffer) host exited") == 1, messages
     # Plain until the host is back, offers again once it is.
     out = ed.lua(
         "local out = {} local j = require('ttyoffer').jobstart({'sh', '-c', 'echo plain-ok'}, "
@@ -61,7 +62,7 @@ def test_host_killed_while_offers_are_armed_and_shown(ed: Editor) -> None:
     job, _ = prompt_and_wait_for_float(ed)
     ed.nvim.input("again<CR>")
     assert exit_code(ed, job) == 0
-    assert ed.nvim.command_output("messages").count("ttyoffer host exited") == 1
+    assert ed.nvim.command_output("messages").count("(ttyoffer) host exited") == 1
 
 
 def test_no_pty_to_be_had_runs_commands_plainly(ed: Editor) -> None:
@@ -170,3 +171,37 @@ def test_switching_off_and_on_mid_flight(ed: Editor) -> None:
     wait_until(lambda: ed.mode() == "t", what="terminal mode")
     ed.nvim.input("x<CR>")
     assert exit_code(ed, job2) == 0
+
+
+def holds_its_terminal(pid: int) -> bool:
+    """The spawn prologue has run: the command's terminal is its own."""
+    info = procfs.stat(pid)
+    return info is not None and info.tty_nr != 0
+
+
+def test_a_command_that_asks_after_the_host_died_is_hung_up_not_left_waiting(ed: Editor) -> None:
+    # In flight, quiet, when the host dies; asks on its terminal later, when
+    # nobody can show the question any more.
+    job = start(ed, ["sh", "-c", "sleep 2; " + ASK])
+    pid = ed.lua("return vim.fn.jobpid(...)", job)
+    wait_until(lambda: holds_its_terminal(pid), what="the command to take its terminal")
+    keeper_pid = ed.host_status()["keeper_pid"]
+    assert keeper_pid
+    os.kill(ed.lua("return require('ttyoffer.host').pid"), signal.SIGKILL)
+    # Hung up at its first write, as a shown prompt is, rather than left
+    # blocked in `read` on a terminal nobody sees: SIGHUP ends the shell
+    # (129), unless its read fails on the dead terminal first (the script's
+    # own 9): the kernel wakes readers before it signals the session.
+    try:
+        assert exit_code(ed, job, timeout=15) in (128 + signal.SIGHUP, 9)
+    finally:  # a command left waiting must not outlive the test
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert ed.float_wins() == []
+    wait_until(lambda: not alive(keeper_pid), what="the keeper to finish")
+    # The user was told what happens to such commands, in a line short enough
+    # to be read whole; the exit's details are kept for :TtyOffer status.
+    said = [line for line in ed.nvim.command_output("messages").splitlines() if "host exited" in line]
+    assert said == ["(ttyoffer) host exited: commands that ask for input now are hung up"], said
+    notices = [n for n in ed.lua("return require('ttyoffer').status().notices") if "host exited" in n]
+    assert len(notices) == 1 and said[0] in notices[0] and "(code " in notices[0], notices

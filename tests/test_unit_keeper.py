@@ -13,10 +13,13 @@ from ttyoffer_nvim.procfs import process_gone
 from ttyoffer_nvim.ptys import open_pty
 
 # The command: its terminal made its controlling one, then the script.
-TAKE_TTY = "import os, sys; os.close(os.open(sys.argv[1], os.O_RDWR)); exec(sys.argv[2])"
+TAKE_TTY = "import os, signal, sys; os.close(os.open(sys.argv[1], os.O_RDWR)); exec(sys.argv[2])"
 READY = "print('ready', flush=True); "
 OPEN_TTY = "import termios; fd = os.open('/dev/tty', os.O_RDWR); " + READY
-ANSWER = "os.read(fd, 1); print('answered')"
+# Waits for the answer. A hang-up may wake the read (EIO) before the kernel
+# signals the session: the SIGHUP on its way is then waited for, so that
+# ending by it tells a hang-up from any other failure.
+ANSWER = "\ntry:\n    os.read(fd, 1)\nexcept OSError:\n    signal.pause()\nprint('answered')"
 # Asks on its terminal and waits for the answer.
 ASK = OPEN_TTY + ANSWER
 # The same, after telling, on a line on stdin, that its terminal is still its
@@ -26,6 +29,8 @@ CHECKED_ASK = OPEN_TTY + "input(); termios.tcgetattr(fd); print('alive', flush=T
 # shows that the terminal is still its own: a hung-up one could not be
 # opened any more.
 QUIET = READY + "input(); os.close(os.open('/dev/tty', os.O_RDWR)); print('went on')"
+# Quiet until told to go on; then asks on its terminal, and waits.
+ASK_LATER = READY + "input(); fd = os.open('/dev/tty', os.O_RDWR); os.write(fd, b'Password: '); " + ANSWER
 
 
 def on_pty(slave: str, script: str) -> subprocess.Popen[str]:
@@ -88,3 +93,27 @@ def test_dropping_hands_the_hang_up_to_the_keeper() -> None:
     assert reader.returncode == -signal.SIGHUP and "answered" not in out
     link.close()
     wait_until(lambda: process_gone(link.pid), what="the keeper to finish")
+
+
+def test_host_gone_a_command_that_asks_later_is_hung_up_at_its_first_write() -> None:
+    link = KeeperLink.start()
+    assert link is not None
+    pty = open_pty(24, 80)
+    link.hold({3: (pty.master, pty.slave_path)})
+    # Quiet when the host dies; it has no descriptor on its terminal then.
+    asker = on_pty(pty.slave_path, ASK_LATER)
+    assert asker.stdin is not None
+    pty.close()
+    link.close()
+    try:
+        wait_until(lambda: pidfds_of(link.pid) == 1, what="the keeper to watch the command")
+        # Then it asks: nobody can show the question, so it is hung up at
+        # once instead of waiting for an answer forever.
+        asker.stdin.write("go\n")
+        asker.stdin.flush()
+        out, _ = asker.communicate(timeout=10)
+        assert asker.returncode == -signal.SIGHUP and "answered" not in out
+        wait_until(lambda: process_gone(link.pid), what="the keeper to finish")
+    finally:  # a command left waiting must not outlive the test
+        asker.kill()
+        asker.wait()

@@ -8,6 +8,9 @@ of its own, receives a copy of each master (SCM_RIGHTS) and lets go when the
 host says so. When the host goes away, the keeper hangs up the prompts that
 were shown (no one can answer them any more) and keeps the other terminals
 until their commands exit: those commands go on as they would without us.
+But it watches those terminals too: the first time one of these commands
+writes to its terminal, it asks something nobody will ever see, and would
+wait for the answer forever; the keeper hangs it up at once instead.
 
 This module runs in the keeper process too (standard library only, no site
 packages) and provides the host's side, `KeeperLink`.
@@ -16,11 +19,13 @@ packages) and provides the host's side, `KeeperLink`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import selectors
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 
 from . import procfs
 from .hangup import hang_up_holders
@@ -110,20 +115,20 @@ class Keeper:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.selector = selectors.DefaultSelector()
-        self.selector.register(sock, selectors.EVENT_READ, None)
+        self.selector.register(sock, selectors.EVENT_READ, self.on_message)
         self.masters: dict[int, int] = {}
         self.slaves: dict[int, str] = {}
         self.shown: set[int] = set()
         self.watches: dict[int, int] = {}  # offer id -> pidfd
+        # offer id -> our own descriptor on the slave, while its master is
+        # watched for the command's first write.
+        self.listening: dict[int, int] = {}
         self.host_alive = True
 
     def run(self) -> None:
         while self.host_alive or self.masters:
             for key, _ in self.selector.select():
-                if key.data is None:
-                    self.on_message()
-                else:  # a command kept after the host's death has ended
-                    self.let_go(key.data, hang_up=True)
+                key.data()
 
     def on_message(self) -> None:
         try:
@@ -165,13 +170,38 @@ class Keeper:
                 self.let_go(offer_id, hang_up=True)
                 continue
             self.watches[offer_id] = pidfd
-            self.selector.register(pidfd, selectors.EVENT_READ, offer_id)
+            # Both end the same way: the command's exit, and its first write.
+            hang_up = functools.partial(self.let_go, offer_id, True)
+            self.selector.register(pidfd, selectors.EVENT_READ, hang_up)
+            self.listen(offer_id, hang_up)
+
+    def listen(self, offer_id: int, on_write: Callable[[], None]) -> None:
+        """Call `on_write` once the command writes to its terminal.
+
+        The master turns readable when it does; but with no descriptor left
+        on the slave (the host's went with it, the command may have none open
+        between two uses) it reads as hung up, readable all the time. So the
+        keeper opens the slave itself first, by the path the host gave: the
+        master it holds keeps that path naming this terminal. Never as its
+        controlling terminal. Where that fails, the command's exit is still
+        waited for, as without this watch."""
+        try:
+            slave = os.open(self.slaves[offer_id], os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        except OSError:
+            return
+        self.listening[offer_id] = slave
+        self.selector.register(self.masters[offer_id], selectors.EVENT_READ, on_write)
 
     def let_go(self, offer_id: int, hang_up: bool = False) -> None:
         """Close our copy. With `hang_up` (the host is gone, so it could not)
         first hang up whatever else still holds the terminal."""
         master = self.masters.pop(offer_id, None)
         slave = self.slaves.pop(offer_id, None)
+        own_slave = self.listening.pop(offer_id, None)
+        if own_slave is not None:
+            if master is not None:
+                self.selector.unregister(master)
+            os.close(own_slave)  # before hang_up_holders, which needs it closed
         if master is not None:
             if hang_up and slave is not None:
                 hang_up_holders(master, slave)
