@@ -1,15 +1,21 @@
 """Hermetic: the keeper keeps terminals alive when the host goes away, and
-hangs up those whose prompt nobody can answer any more."""
+hangs up those whose prompt nobody can answer any more; the host sees the
+keeper go, and reaps it."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import signal
 import subprocess
 import sys
 
+import pytest
+
 from harness import pidfds_of, start_stray, wait_until
+from ttyoffer_nvim import keeper
 from ttyoffer_nvim.keeper import KeeperLink
-from ttyoffer_nvim.procfs import process_gone
+from ttyoffer_nvim.procfs import process_gone, stat
 from ttyoffer_nvim.ptys import open_pty
 
 # The command: its terminal made its controlling one, then the script.
@@ -117,3 +123,46 @@ def test_host_gone_a_command_that_asks_later_is_hung_up_at_its_first_write() -> 
     finally:  # a command left waiting must not outlive the test
         asker.kill()
         asker.wait()
+
+
+def watch(link: KeeperLink, loop: asyncio.AbstractEventLoop) -> asyncio.Future[KeeperLink]:
+    lost: asyncio.Future[KeeperLink] = loop.create_future()
+    link.watch(loop, lost.set_result)
+    return lost
+
+
+def test_the_host_sees_its_keeper_die_and_reaps_it() -> None:
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        link = KeeperLink.start()
+        assert link is not None
+        lost = watch(link, loop)
+        os.kill(link.pid, signal.SIGKILL)
+        assert await asyncio.wait_for(lost, 10) is link
+        # Reaped: no zombie left.
+        for _ in range(500):
+            if stat(link.pid) is None:
+                break
+            await asyncio.sleep(0.01)
+        assert stat(link.pid) is None
+        assert link.returncode == -signal.SIGKILL
+        link.hold({1: (0, "/dev/null")})  # sending to a lost keeper does nothing
+
+    asyncio.run(run())
+
+
+def test_a_keeper_that_cannot_start_is_seen_gone_and_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keeper, "_KEEPER_MAIN", "import sys; sys.exit(3)")
+
+    async def run() -> None:
+        link = KeeperLink.start()
+        assert link is not None
+        assert await asyncio.wait_for(watch(link, asyncio.get_running_loop()), 10) is link
+        for _ in range(500):
+            if link.returncode is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert link.returncode == 3
+        assert stat(link.pid) is None
+
+    asyncio.run(run())

@@ -12,6 +12,9 @@ But it watches those terminals too: the first time one of these commands
 writes to its terminal, it asks something nobody will ever see, and would
 wait for the answer forever; the keeper hangs it up at once instead.
 
+The host watches the keeper in turn: when the keeper dies on its own, the
+host reaps it and starts another, and gives it a copy of every master again.
+
 This module runs in the keeper process too (standard library only, no site
 packages) and provides the host's side, `KeeperLink`.
 """
@@ -22,16 +25,23 @@ import contextlib
 import functools
 import os
 import selectors
+import signal
 import socket
 import subprocess
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from . import procfs
 from .hangup import hang_up_holders
 
+if TYPE_CHECKING:  # the keeper itself has no event loop: not imported there
+    import asyncio
+
 _MAX_FDS = 200  # SCM_RIGHTS takes at most 253 descriptors a message
 _MAX_MESSAGE = 16 * _MAX_FDS
+# How often the host waits on a keeper that cannot be waited on by pidfd.
+_REAP_INTERVAL = 0.1
 # The keeper runs isolated (-I -S: no site packages, no environment), with
 # this package importable after the standard library (appended: whatever
 # else the package's folder holds must not shadow it).
@@ -49,13 +59,21 @@ class KeeperLink:
     def __init__(self, sock: socket.socket, proc: subprocess.Popen[bytes]) -> None:
         self._sock = sock
         self._proc = proc
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._on_lost: Callable[[KeeperLink], None] | None = None
+        self._watched_fd = -1
 
     @classmethod
     def start(cls) -> KeeperLink | None:
         try:
-            host_end, keeper_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            return cls.spawn()
         except OSError:
             return None
+
+    @classmethod
+    def spawn(cls) -> KeeperLink:
+        """A new keeper; OSError when none can be started."""
+        host_end, keeper_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _KEEPER_MAIN, _PACKAGE_PARENT, str(keeper_end.fileno())],
@@ -67,12 +85,68 @@ class KeeperLink:
                 # group must leave the keeper to finish its job.
                 start_new_session=True,
             )
-        except OSError:
+        except BaseException:
             host_end.close()
-            return None
+            raise
         finally:
             keeper_end.close()
         return cls(host_end, proc)
+
+    def watch(self, loop: asyncio.AbstractEventLoop, on_lost: Callable[[KeeperLink], None]) -> None:
+        """Call `on_lost(self)` on the loop once the keeper has gone (its end
+        of the link closed), the process reaped or on its way to be."""
+        self._loop, self._on_lost = loop, on_lost
+        self._watched_fd = self._sock.fileno()
+        loop.add_reader(self._watched_fd, self._on_readable)
+
+    def _on_readable(self) -> None:
+        # The keeper sends nothing: readable is its end of the link closed.
+        try:
+            if self._sock.recv(1, socket.MSG_DONTWAIT):
+                return
+        except BlockingIOError:
+            return
+        except OSError:
+            pass
+        self._lost()
+
+    def _lost(self) -> None:
+        if self._loop is None or self._watched_fd < 0:
+            return
+        self.close()
+        self._reap(self._loop)
+        on_lost, self._on_lost = self._on_lost, None
+        if on_lost is not None:
+            on_lost(self)
+
+    def _reap(self, loop: asyncio.AbstractEventLoop) -> None:
+        """No zombie left. The link ends as the keeper exits; a keeper that
+        closed its end and lives on (it took the host for gone) would hang
+        up commands whose prompts the host shows: it is killed."""
+        if self._proc.poll() is not None:
+            return
+        with contextlib.suppress(OSError):
+            self._proc.send_signal(signal.SIGKILL)  # not reaped yet: still ours
+        try:
+            pidfd = os.pidfd_open(self._proc.pid)
+        except (AttributeError, OSError):
+            loop.call_later(_REAP_INTERVAL, self._poll_reap, loop)
+            return
+
+        def reaped() -> None:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+            self._proc.poll()
+
+        loop.add_reader(pidfd, reaped)
+
+    def _poll_reap(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._proc.poll() is None:
+            loop.call_later(_REAP_INTERVAL, self._poll_reap, loop)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
 
     def _send(self, message: str, fds: list[int] | None = None) -> None:
         if self._sock.fileno() < 0:
@@ -83,7 +157,9 @@ class KeeperLink:
             else:
                 self._sock.send(message.encode())
         except OSError:
-            self.close()  # the keeper is gone: carry on without it
+            if self._loop is None:
+                self.close()  # the keeper is gone: carry on without it
+            # Watched: its end of the link reads closed, and _lost follows.
 
     # Messages carry many offers at once: a batch of new ptys, the commands
     # that ended in one turn of the host's loop. Nothing per spawn.
@@ -96,8 +172,9 @@ class KeeperLink:
             words = " ".join(f"{i}:{masters[i][1]}" for i in batch)
             self._send("hold " + words, [masters[i][0] for i in batch])
 
-    def shown(self, offer_id: int) -> None:
-        self._send(f"shown {offer_id}")
+    def shown(self, *offer_ids: int) -> None:
+        for start in range(0, len(offer_ids), _MAX_FDS):
+            self._send("shown " + " ".join(map(str, offer_ids[start : start + _MAX_FDS])))
 
     def drop(self, offer_ids: list[int]) -> None:
         for start in range(0, len(offer_ids), _MAX_FDS):
@@ -108,6 +185,9 @@ class KeeperLink:
         return self._proc.pid
 
     def close(self) -> None:
+        if self._loop is not None and self._watched_fd >= 0:
+            self._loop.remove_reader(self._watched_fd)
+            self._watched_fd = -1
         self._sock.close()
 
 
