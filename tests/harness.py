@@ -183,6 +183,21 @@ def pidfds_of(pid: int) -> int:
     return count
 
 
+def masters_held(pid: int) -> int:
+    """How many pty masters `pid` holds: for the keeper, its copies of the
+    host's. 0 once it is gone."""
+    fds = f"/proc/{pid}/fd"
+    try:
+        names = os.listdir(fds)
+    except FileNotFoundError:
+        return 0
+    count = 0
+    for fd in names:
+        with suppress(OSError):  # closed meanwhile
+            count += os.readlink(f"{fds}/{fd}") in ("/dev/ptmx", "/dev/pts/ptmx")
+    return count
+
+
 def which(program: str) -> str | None:
     return shutil.which(program)
 

@@ -12,8 +12,10 @@ import sys
 
 import pytest
 
-from harness import STRAY_PROMPT, Editor, Sandbox, editor, pidfds_of, wait_until
+from harness import STRAY_PROMPT, Editor, Sandbox, editor, masters_held, pidfds_of, wait_until
 from test_nvim_offer import ASK, exit_code, only_spares_left, prompt_and_wait_for_float, start
+from ttyoffer_nvim import procfs
+from ttyoffer_nvim.bridge import KEEPER_RESTARTS
 from ttyoffer_nvim.procfs import process_gone
 
 pytestmark = pytest.mark.nvim
@@ -49,7 +51,7 @@ def test_host_killed_while_offers_are_armed_and_shown(ed: Editor) -> None:
     assert "went-on" in ed.lua("return _G.sleeper_out")
     wait_until(lambda: not alive(keeper_pid), what="the keeper to finish")
     messages = ed.nvim.command_output("messages")
-    assert messages.count("ttyoffer host exited") == 1, messages
+    assert messages.count("(ttyoffer) host exited") == 1, messages
     # Plain until the host is back, offers again once it is.
     out = ed.lua(
         "local out = {} local j = require('ttyoffer').jobstart({'sh', '-c', 'echo plain-ok'}, "
@@ -61,7 +63,7 @@ def test_host_killed_while_offers_are_armed_and_shown(ed: Editor) -> None:
     job, _ = prompt_and_wait_for_float(ed)
     ed.nvim.input("again<CR>")
     assert exit_code(ed, job) == 0
-    assert ed.nvim.command_output("messages").count("ttyoffer host exited") == 1
+    assert ed.nvim.command_output("messages").count("(ttyoffer) host exited") == 1
 
 
 def test_no_pty_to_be_had_runs_commands_plainly(ed: Editor) -> None:
@@ -170,3 +172,100 @@ def test_switching_off_and_on_mid_flight(ed: Editor) -> None:
     wait_until(lambda: ed.mode() == "t", what="terminal mode")
     ed.nvim.input("x<CR>")
     assert exit_code(ed, job2) == 0
+
+
+def holds_its_terminal(pid: int) -> bool:
+    """The spawn prologue has run: the command's terminal is its own."""
+    info = procfs.stat(pid)
+    return info is not None and info.tty_nr != 0
+
+
+def test_a_command_that_asks_after_the_host_died_is_hung_up_not_left_waiting(ed: Editor) -> None:
+    # In flight, quiet, when the host dies; asks on its terminal later, when
+    # nobody can show the question any more.
+    job = start(ed, ["sh", "-c", "sleep 2; " + ASK])
+    pid = ed.lua("return vim.fn.jobpid(...)", job)
+    wait_until(lambda: holds_its_terminal(pid), what="the command to take its terminal")
+    keeper_pid = ed.host_status()["keeper_pid"]
+    assert keeper_pid
+    os.kill(ed.lua("return require('ttyoffer.host').pid"), signal.SIGKILL)
+    # Hung up at its first write, as a shown prompt is, rather than left
+    # blocked in `read` on a terminal nobody sees: SIGHUP ends the shell
+    # (129), unless its read fails on the dead terminal first (the script's
+    # own 9): the kernel wakes readers before it signals the session.
+    try:
+        assert exit_code(ed, job, timeout=15) in (128 + signal.SIGHUP, 9)
+    finally:  # a command left waiting must not outlive the test
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert ed.float_wins() == []
+    wait_until(lambda: not alive(keeper_pid), what="the keeper to finish")
+    # The user was told what happens to such commands, in a line short enough
+    # to be read whole; the exit's details are kept for :TtyOffer status.
+    said = [line for line in ed.nvim.command_output("messages").splitlines() if "host exited" in line]
+    assert said == ["(ttyoffer) host exited: commands that ask for input now are hung up"], said
+    notices = [n for n in ed.lua("return require('ttyoffer').status().notices") if "host exited" in n]
+    assert len(notices) == 1 and said[0] in notices[0] and "(code " in notices[0], notices
+
+
+def test_the_keeper_killed_alone_is_reaped_and_replaced_with_every_terminal(ed: Editor) -> None:
+    # In flight when the keeper dies: one command that never uses its terminal
+    # until told to, one whose prompt is shown.
+    sleeper = ed.lua(
+        "_G.sleeper_out = {} return require('ttyoffer').jobstart("
+        "{'sh', '-c', 'read go && exec 3</dev/tty && echo went-on'}, "
+        "{on_stdout = function(_, d) vim.list_extend(_G.sleeper_out, d) end,"
+        " on_exit = function(id, code) _G.exit_codes = _G.exit_codes or {} _G.exit_codes[id] = code end})"
+    )
+    wait_until(lambda: holds_its_terminal(ed.lua("return vim.fn.jobpid(...)", sleeper)), what="its terminal")
+    job, _ = prompt_and_wait_for_float(ed)
+    first = ed.host_status()["keeper_pid"]
+    assert first
+    os.kill(first, signal.SIGKILL)
+    # At once a new keeper, and the old one reaped: no zombie left behind.
+    second = wait_until(
+        lambda: (ed.host_status()["keeper_pid"] or 0) not in (0, first) and ed.host_status()["keeper_pid"],
+        what="a new keeper",
+    )
+    wait_until(lambda: procfs.stat(first) is None, what="the killed keeper reaped")
+    # Given a copy of every master the host holds (spare ptys included).
+    wait_until(
+        lambda: masters_held(second) == len(ed.host_status()["offers"]),
+        what="the new keeper to hold every master",
+    )
+    # It holds every terminal the first one held, shown flags and all: when
+    # the host dies now, the shown prompt ends and the quiet command goes on.
+    os.kill(ed.lua("return require('ttyoffer.host').pid"), signal.SIGKILL)
+    assert ed.wait_event("TtyOfferClose")[0]["data"]["reason"] == "host exited"
+    assert exit_code(ed, job) != 0
+    wait_until(lambda: pidfds_of(second) == 1, what="the new keeper to keep the quiet command's terminal")
+    ed.lua("vim.fn.chansend(..., 'go\\n')", sleeper)
+    assert exit_code(ed, sleeper) == 0
+    assert "went-on" in ed.lua("return _G.sleeper_out")
+    wait_until(lambda: not alive(second), what="the keeper to finish")
+
+
+def test_a_keeper_that_keeps_dying_is_given_up_and_told_once(ed: Editor) -> None:
+    keepers = [ed.host_status()["keeper_pid"]]
+    for _ in range(KEEPER_RESTARTS):
+        os.kill(keepers[-1], signal.SIGKILL)
+        keepers.append(
+            wait_until(
+                lambda: ed.host_status()["keeper_pid"] not in keepers and ed.host_status()["keeper_pid"],
+                what="a new keeper",
+            )
+        )
+        wait_until(lambda: masters_held(keepers[-1]) > 0, what="the new keeper to hold the masters")
+    os.kill(keepers[-1], signal.SIGKILL)
+    # The fourth death within a minute: no more keepers, and the user told
+    # once, in a line read whole, with why in :TtyOffer status.
+    wait_until(lambda: ed.host_status()["keeper_pid"] == 0, what="the keeper given up")
+    wait_until(lambda: "no keeper" in ed.nvim.command_output("messages"), what="the notice")
+    said = [line for line in ed.nvim.command_output("messages").splitlines() if "no keeper" in line]
+    assert said == ["(ttyoffer) no keeper: running commands are hung up if the host dies"], said
+    assert f"died {KEEPER_RESTARTS + 1} times within a minute" in ed.nvim.command_output("TtyOffer status")
+    wait_until(lambda: all(procfs.stat(pid) is None for pid in keepers), what="every keeper reaped")
+    # Prompts are still offered, without a keeper.
+    job, _ = prompt_and_wait_for_float(ed)
+    ed.nvim.input("fine<CR>")
+    assert exit_code(ed, job) == 0

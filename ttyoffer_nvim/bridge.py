@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from typing import Any
 
 from . import procfs
@@ -20,6 +21,10 @@ log = logging.getLogger(__name__)
 
 # The chunk for each event, built once.
 _EVENT_CALLS = {name: event_call(name) for name in EVENTS}
+# A keeper that dies is replaced, but not more often than this many times
+# within KEEPER_RESTART_WINDOW seconds: one that keeps dying is given up.
+KEEPER_RESTARTS = 3
+KEEPER_RESTART_WINDOW = 60.0
 
 
 def as_bytes(data: Any) -> bytes:
@@ -92,23 +97,55 @@ class NvimPresenter:
     def turned_away(self, writers: list[str]) -> None:
         send_event(self._nvim, "turned_away", writers)
 
+    def no_keeper(self, reason: str) -> None:
+        send_event(self._nvim, "no_keeper", reason)
+
 
 class TtyOfferHost:
     """Plain class behind the rplugin shell; one per host process."""
 
     def __init__(self, nvim: Any) -> None:
         self._nvim = nvim
+        self._presenter = NvimPresenter(nvim)
         self._table: OfferTable | None = None
         self._keeper: KeeperLink | None = None
+        self._keeper_restarts: list[float] = []
         raise_fd_limit()
         install_log_redaction()
 
     @property
     def table(self) -> OfferTable:
         if self._table is None:
-            self._keeper = KeeperLink.start()
-            self._table = OfferTable(self._nvim.loop, NvimPresenter(self._nvim), self._keeper)
+            self._keeper = self._start_keeper()
+            self._table = OfferTable(self._nvim.loop, self._presenter, self._keeper)
         return self._table
+
+    def _start_keeper(self) -> KeeperLink | None:
+        try:
+            keeper = KeeperLink.spawn()
+        except OSError as err:
+            self._presenter.no_keeper(f"cannot start it: {err.strerror or err}")
+            return None
+        keeper.watch(self._nvim.loop, self._keeper_lost)
+        return keeper
+
+    def _keeper_lost(self, keeper: KeeperLink) -> None:
+        """The keeper is gone (reaped by its link): another takes its place,
+        with a copy of every master, unless keepers keep dying."""
+        if keeper is not self._keeper:
+            return
+        now = time.monotonic()
+        self._keeper_restarts = [t for t in self._keeper_restarts if now - t < KEEPER_RESTART_WINDOW]
+        replacement = None
+        if len(self._keeper_restarts) >= KEEPER_RESTARTS:
+            # One that cannot start at all ends here too, a moment later.
+            self._presenter.no_keeper(f"it died {KEEPER_RESTARTS + 1} times within a minute")
+        else:
+            self._keeper_restarts.append(now)
+            replacement = self._start_keeper()
+        self._keeper = replacement
+        if self._table is not None:
+            self._table.use_keeper(replacement)
 
     def _allocate(self, count: int, rows: int, cols: int) -> tuple[list[list[Any]], str]:
         ptys: list[list[Any]] = []

@@ -298,6 +298,18 @@ class OfferTable:
         for offer in list(self._offers.values()):
             self._close(offer)
 
+    def use_keeper(self, keeper: KeeperLink | None) -> None:
+        """A new keeper in place of one that died, or none when none could be
+        had: it is given a copy of every master held now, and told which
+        prompts were shown, so that the host's death is survived as before.
+        What was still to be sent to the dead one is moot."""
+        self._keeper = keeper
+        self._keeper_holds, self._keeper_drops = {}, []
+        if keeper is None:
+            return
+        keeper.hold({o.id: (o.pty.master, o.slave_path) for o in self._offers.values() if o.pty.master >= 0})
+        keeper.shown(*(o.id for o in self._offers.values() if o.state in (State.PRESENTED, State.ATTACHED)))
+
     # -- relay -------------------------------------------------------------
 
     def write(self, offer_id: int, data: bytes) -> None:

@@ -18,6 +18,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "closed": ("offer_id",),
     "released": ("offer_ids",),
     "turned_away": ("writers",),
+    "no_keeper": ("reason",),
 }
 
 REQUESTS: dict[str, tuple[str, ...]] = {

@@ -60,4 +60,16 @@ function M.turned_away(writers)
   )
 end
 
+--- The keeper, which holds a copy of every terminal so that commands in
+--- flight outlive the host, is gone and could not be replaced.
+--- @param reason string
+function M.no_keeper(reason)
+  notify.once(
+    'no_keeper',
+    'no keeper: running commands are hung up if the host dies',
+    nil,
+    title.sanitize(reason) .. '; the host restarted after its death starts a keeper of its own'
+  )
+end
+
 return M

@@ -34,13 +34,20 @@ function M.enabled()
 end
 
 --- The host process ended: its windows go, its records close; when that
---- was not expected, the user is told once.
+--- was not expected, the user is told once, in a line short enough to be
+--- read whole, what becomes of the commands running: the keeper hangs up
+--- any that asks for input from now on (nobody could see the question).
 --- @param message string?
 local function host_exited(message)
   prompts.host_lost()
   records.host_lost()
   if message then
-    notify.once('host-exit', message .. '; commands run without an offer until it is back')
+    notify.once(
+      'host-exit',
+      'host exited: commands that ask for input now are hung up',
+      nil,
+      message .. '; new commands run without an offer until it is back'
+    )
   end
 end
 

@@ -57,13 +57,17 @@ function M.answer(msg, level)
   vim.api.nvim_echo({ { prefixed(msg), HIGHLIGHT[level or levels.INFO] } }, true, {})
 end
 
---- A notice nobody asked for: never a hit-enter prompt.
+--- A notice nobody asked for: never a hit-enter prompt. `detail`, when
+--- given, follows the message in the whole text only: the line shown is the
+--- message alone, so a message short enough is read whole.
 --- @param msg string
 --- @param level integer? vim.log.levels
-function M.notice(msg, level)
+--- @param detail string?
+function M.notice(msg, level, detail)
   msg = prefixed(msg)
+  local whole = detail and (msg .. ' (' .. detail .. ')') or msg
   level = level or levels.WARN
-  table.insert(M.recent, msg)
+  table.insert(M.recent, whole)
   if #M.recent > KEEP then
     table.remove(M.recent, 1)
   end
@@ -71,7 +75,7 @@ function M.notice(msg, level)
     if stock_notify() then
       vim.api.nvim_echo({ { M.fit(msg), HIGHLIGHT[level] } }, true, {})
     else
-      vim.notify(msg, level)
+      vim.notify(whole, level)
     end
   end)
 end
@@ -80,10 +84,11 @@ end
 --- @param key string
 --- @param msg string
 --- @param level integer?
-function M.once(key, msg, level)
+--- @param detail string?
+function M.once(key, msg, level, detail)
   if not told[key] then
     told[key] = true
-    M.notice(msg, level)
+    M.notice(msg, level, detail)
   end
 end
 

@@ -21,6 +21,8 @@ M.events = {
   released = { 'offer_ids' },
   -- Processes given no offer wrote to a spare terminal and were hung up.
   turned_away = { 'writers' },
+  -- No keeper holds the terminals any more, and none could be started: why.
+  no_keeper = { 'reason' },
 }
 
 --- Editor -> host: RPC methods ('ttyoffer_' .. name), their arguments, and
