@@ -198,7 +198,15 @@ function M.jobstart(cmd, opts)
     program = program ~= true and program or nil,
     pwd = vim.env.PWD,
   })
-  local ok, job = pcall(vim.fn.jobstart, command, wrapped or vim.empty_dict())
+  local ok, job
+  -- No options of ours when the caller gave none: Neovim keeps memory for
+  -- every job given an options dictionary, even an empty one (measured:
+  -- +5.9 MB over 10,000 commands).
+  if wrapped == nil then
+    ok, job = pcall(vim.fn.jobstart, command)
+  else
+    ok, job = pcall(vim.fn.jobstart, command, wrapped)
+  end
   if not ok or job <= 0 then
     host.notify('dismiss', offer_id)
     records.skipped('spawn failed')
