@@ -48,8 +48,14 @@ end
 
 --- Start `n` commands that hold an offer and never use it.
 function B.idle(n, argv)
+  local host = require('ttyoffer.host')
   local jobs = {}
   for _ = 1, n do
+    -- A spawn never waits for spare ptys: between spawns, as a user's
+    -- commands would, the refills land.
+    vim.wait(1000, function()
+      return host.stock_size() > 0
+    end, 1)
     table.insert(jobs, ttyoffer.jobstart(argv or { 'sleep', '600' }))
   end
   return jobs

@@ -19,6 +19,10 @@ from .protocol import EVENTS, TERMINAL_TRAFFIC, event_call
 
 log = logging.getLogger(__name__)
 
+# The most spare ptys one refill may ask for (the editor's stock grows to
+# this after bursts of spawns; lua/ttyoffer/host.lua STOCK_MAX).
+MAX_BATCH = 256
+
 # The chunk for each event, built once.
 _EVENT_CALLS = {name: event_call(name) for name in EVENTS}
 # A keeper that dies is replaced, but not more often than this many times
@@ -149,7 +153,7 @@ class TtyOfferHost:
 
     def _allocate(self, count: int, rows: int, cols: int) -> tuple[list[list[Any]], str]:
         ptys: list[list[Any]] = []
-        for _ in range(max(0, min(int(count), 64))):
+        for _ in range(max(0, min(int(count), MAX_BATCH))):
             try:
                 offer = self.table.open(int(rows), int(cols))
             except OSError as err:

@@ -19,11 +19,16 @@ M.python = nil --- @type string? the Python it runs with
 
 -- Spare ptys allocated ahead, so a spawn costs no round trip to the host.
 local stock = {} --- @type {[1]: integer, [2]: string}[]
-local STOCK_LOW, STOCK_BATCH = 8, 16
--- The longest a spawn waits for spare ptys when a burst has used them up.
-local TAKE_WAIT_MS = 100
--- Since when a refill went unanswered past TAKE_WAIT_MS (vim.uv.now()).
-local unanswered_since = nil --- @type integer?
+-- A spare costs the host three descriptors and under 2 KB. A burst of
+-- spawns that never yields to the event loop (a plugin starting a job per
+-- item in a loop) can only use what is in stock: past it, commands run
+-- plainly; each time that happens the stock grows, up to STOCK_MAX.
+local STOCK_LOW, STOCK_MAX = 32, 256
+local stock_batch = 64
+-- A refill not answered within this long means the host is not answering.
+local ANSWER_MS = 1000
+-- When the refill in flight was asked for (vim.uv.now()).
+local refill_asked = nil --- @type integer?
 --- Times a spawn found no spare pty and had to ask the host and wait.
 M.dry = 0
 local refilling = false
@@ -85,8 +90,9 @@ local function request_stock()
     return
   end
   refilling = true
+  refill_asked = vim.uv.now()
   local height, width = layout.size()
-  if not M.notify('refill', STOCK_BATCH, height, width) then
+  if not M.notify('refill', stock_batch, height, width) then
     refilling = false
   end
 end
@@ -96,7 +102,6 @@ end
 --- @param err string
 function M.add_stock(ptys, err)
   refilling = false
-  unanswered_since = nil
   local first = M.state ~= 'ready'
   M.state = 'ready'
   M.error = nil
@@ -174,7 +179,7 @@ function M.spawn(python, path)
   -- (on_stock) is the signal that the host is up.
   local height, width = layout.size()
   refilling = true
-  pcall(vim.rpcnotify, job, protocol.method('refill', 'notify'), STOCK_BATCH, height, width)
+  pcall(vim.rpcnotify, job, protocol.method('refill', 'notify'), stock_batch, height, width)
 end
 
 --- The host went away: drop everything that lived in it.
@@ -184,7 +189,6 @@ function M.on_exit(code)
   M.state, M.chan, M.job, M.pid = 'stopped', nil, nil, nil
   stock = {}
   refilling = false
-  unanswered_since = nil
   if vim.v.exiting ~= vim.NIL then
     return
   end
@@ -210,54 +214,42 @@ function M.ready()
   return M.state == 'ready'
 end
 
---- Take a spare pty. When a burst of spawns has emptied the stock, the spawn
---- waits for the refill already asked for, but never longer than
---- TAKE_WAIT_MS: a host that does not answer (stopped, stalled, swapped out)
---- must not freeze the editor. Until it answers again, spawns do not wait at
---- all and run without an offer.
+--- Take a spare pty, or nil when the stock is empty: the command then runs
+--- plainly. Never waits: a spawn must not block on a host that may be
+--- stopped or stalled, nor run the editor's other events inside the
+--- caller's jobstart(). (A burst that empties the stock has not yielded to
+--- the event loop, so no prompt of it could have opened before it ended
+--- anyway.)
 --- @return integer? id, string? slave
 function M.take()
   if M.state ~= 'ready' then
     return nil
   end
   local entry = table.remove(stock)
-  if not entry then
-    M.dry = M.dry + 1
-    request_stock()
-    if unanswered_since or vim.in_fast_event() then
-      return nil
-    end
-    -- The refill arrives as a notification, which vim.wait() serves (a
-    -- blocking rpcrequest would have no bound).
-    if not vim.wait(TAKE_WAIT_MS, function()
-      return #stock > 0 or M.state ~= 'ready'
-    end, 1) then
-      unanswered_since = vim.uv.now()
-      return nil
-    end
-    entry = table.remove(stock)
-    if not entry then
-      return nil
-    end
-  end
   if #stock < STOCK_LOW then
     request_stock()
+  end
+  if not entry then
+    M.dry = M.dry + 1
+    stock_batch = math.min(stock_batch * 2, STOCK_MAX)
+    return nil
   end
   return entry[1], entry[2]
 end
 
---- Give back every spare pty (the offer was switched off).
-function M.drop_stock()
-  for _, entry in ipairs(stock) do
-    M.notify('dismiss', entry[1])
+--- Ask for spare ptys unless there are enough or some are on their way.
+function M.refill()
+  if #stock < STOCK_LOW then
+    request_stock()
   end
-  stock = {}
 end
 
---- Milliseconds the host has left a refill unanswered past the wait, or nil.
+--- Milliseconds the host has left a refill unanswered, when that is long
+--- enough to say so (it is stopped or stalled), or nil.
 --- @return integer?
 function M.unanswered_for()
-  return unanswered_since and (vim.uv.now() - unanswered_since)
+  local waited = refilling and refill_asked and (vim.uv.now() - refill_asked)
+  return waited and waited >= ANSWER_MS and waited or nil
 end
 
 --- @return integer

@@ -19,12 +19,7 @@ local typing = require('ttyoffer.typing')
 --- Configure the plugin. Errors (unknown key, wrong type) change nothing.
 --- @param opts table?
 function M.setup(opts)
-  local merged = config.merge(opts, config.current)
-  local was = config.current.enabled
-  config.current = merged
-  if was and not merged.enabled then
-    host.drop_stock()
-  end
+  config.current = config.merge(opts, config.current)
   highlights.define()
 end
 
@@ -58,6 +53,7 @@ function M.start()
   typing.watch()
   if config.current.enabled then
     host.start(host_exited)
+    host.refill() -- after :TtyOffer off gave the spares back
   end
 end
 
@@ -66,9 +62,10 @@ function M.enable()
   M.start()
 end
 
+--- Off: commands run as in stock Neovim. The spare ptys stay with the host
+--- (no command sees them), so that on is instant again.
 function M.disable()
   config.current.enabled = false
-  host.drop_stock()
 end
 
 function M.toggle()
