@@ -98,3 +98,39 @@ def test_without_a_python_the_user_is_told_once_and_commands_run(tmp_path: Path)
         )
         ed.lua("require('ttyoffer.host').state = 'stopped' require('ttyoffer').start() vim.wait(200)")
         assert ed.nvim.command_output("messages").count(said) == 1
+
+
+def test_a_python_that_cannot_run_the_host_fails_once_and_is_not_restarted(tmp_path: Path) -> None:
+    # /bin/false "runs" and exits at once: before, the host was started
+    # again for every spawn, silently.
+    sandbox = Sandbox(tmp_path / "nvim", extra_init="vim.g.python3_host_prog = '/bin/false'\n")
+    with editor(sandbox, wait_host=False) as ed:
+        wait_until(lambda: ed.lua("return require('ttyoffer.host').state") == "failed", what="failed")
+        for _ in range(5):
+            assert ed.lua("return vim.fn.jobwait({require('ttyoffer').jobstart({'true'})}, 5000)[1]") == 0
+        ed.lua("vim.wait(300)")
+        assert ed.lua("local h = require('ttyoffer.host') return {h.state, h.job == nil}") == ["failed", True]
+        assert "cannot import pynvim and pyte" in ed.nvim.command_output("TtyOffer status")
+        assert ed.nvim.command_output("messages").count("(ttyoffer) no host") == 1
+
+
+def test_nothing_in_the_editors_folder_is_imported_by_the_plugins_python(ed: Editor, tmp_path: Path) -> None:
+    # A repository the user opens may hold a neovim.py or pyte.py: the
+    # plugin's own Python runs must never import them.
+    folder = tmp_path / "untrusted"
+    folder.mkdir()
+    marker = tmp_path / "imported"
+    for name in ("neovim.py", "pynvim.py", "pyte.py", "os.py"):
+        (folder / name).write_text(f"open({str(marker)!r}, 'w').write('{name}')\n")
+    ed.lua("vim.fn.chdir(...)", str(folder))
+    ed.nvim.command("checkhealth ttyoffer")
+    host_pid = ed.lua("return require('ttyoffer.host').pid")
+    ed.lua("vim.uv.kill(..., 'sigkill')", host_pid)
+    wait_until(
+        lambda: ed.lua(
+            "return require('ttyoffer.host').ready() and require('ttyoffer.host').pid ~= ...", host_pid
+        ),
+        20,
+        "the host back",
+    )
+    assert not marker.exists(), marker.read_text()

@@ -52,12 +52,7 @@ local function check_python(host, install)
   else
     ok('Python (found on PATH): ' .. python)
   end
-  local out = vim
-    .system(
-      { python, '-c', 'import pynvim, pyte; print(pynvim.__version__ if hasattr(pynvim, "__version__") else "")' },
-      { text = true }
-    )
-    :wait()
+  local out = vim.system({ python, '-I', '-c', 'import pynvim, pyte' }, { text = true, cwd = '/' }):wait()
   if out.code == 0 then
     ok('pynvim and pyte are importable')
   else
@@ -104,7 +99,10 @@ end
 local function check_ptys(python)
   start('ttyoffer: pseudo-terminals')
   local result = vim
-    .system({ python or 'python3', '-c', 'import os; m, s = os.openpty(); print(os.ttyname(s))' }, { text = true })
+    .system(
+      { python or 'python3', '-I', '-c', 'import os; m, s = os.openpty(); print(os.ttyname(s))' },
+      { text = true, cwd = '/' }
+    )
     :wait()
   if result.code == 0 then
     ok('A pty can be opened (' .. vim.trim(result.stdout) .. ')')

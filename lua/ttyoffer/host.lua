@@ -25,6 +25,9 @@ local stock = {} --- @type {[1]: integer, [2]: string}[]
 -- plainly; each time that happens the stock grows, up to STOCK_MAX.
 local STOCK_LOW, STOCK_MAX = 32, 256
 local stock_batch = 64
+-- How long a starting host may take to answer its first refill.
+local START_TIMEOUT_MS = 15000
+local start_timed_out = false
 -- A refill not answered within this long means the host is not answering.
 local ANSWER_MS = 1000
 -- When the refill in flight was asked for (vim.uv.now()).
@@ -44,10 +47,25 @@ local REQUIRED = 'import neovim, pyte'
 local CANDIDATES = { 'python3', 'python3.13', 'python3.12', 'python3.11', 'python3.10', 'python3.9', 'python' }
 local NONE_FOUND = 'no Python 3 with pynvim and pyte: run :TtyOffer install (or set g:python3_host_prog)'
 
+--- Whether `python` can run the host: imports pynvim and pyte. Isolated
+--- (-I) and run from /, so that no file of the editor's current folder is
+--- ever imported by it.
+--- @param python string
+--- @param callback fun(ok: boolean)
+local function usable(python, callback)
+  vim.system(
+    { python, '-I', '-c', REQUIRED },
+    { cwd = '/' },
+    vim.schedule_wrap(function(out)
+      callback(out.code == 0)
+    end)
+  )
+end
+
 --- The Python the host runs with, without blocking: g:python3_host_prog when
 --- set, else the plugin's own virtualenv (:TtyOffer install), else the first
---- Python 3 on PATH that has pynvim and pyte (probing runs each one, and the
---- editor must not wait for that after startup).
+--- Python 3 on PATH that has pynvim and pyte. Each is checked (the check runs
+--- it, and the editor must not wait for that after startup).
 --- @param callback fun(python: string?, err: string?)
 function M.find_python(callback)
   local prog = vim.g.python3_host_prog
@@ -56,11 +74,24 @@ function M.find_python(callback)
     if path == '' then
       return callback(nil, 'g:python3_host_prog (' .. prog .. ') is not executable')
     end
-    return callback(path)
+    return usable(path, function(ok)
+      if ok then
+        return callback(path)
+      end
+      callback(
+        nil,
+        'g:python3_host_prog (' .. path .. ') cannot import pynvim and pyte: install them there, or unset it'
+      )
+    end)
   end
   local own = require('ttyoffer.install').python()
   if own then
-    return callback(own)
+    return usable(own, function(ok)
+      if ok then
+        return callback(own)
+      end
+      callback(nil, "the plugin's Python (" .. own .. ') cannot import pynvim and pyte: run :TtyOffer install')
+    end)
   end
   local function try(i)
     local exe = CANDIDATES[i]
@@ -70,17 +101,12 @@ function M.find_python(callback)
     if vim.fn.executable(exe) ~= 1 then
       return try(i + 1)
     end
-    vim.system(
-      { exe, '-c', REQUIRED },
-      {},
-      vim.schedule_wrap(function(out)
-        if out.code == 0 then
-          callback(vim.fn.exepath(exe))
-        else
-          try(i + 1)
-        end
-      end)
-    )
+    usable(exe, function(ok)
+      if ok then
+        return callback(vim.fn.exepath(exe))
+      end
+      try(i + 1)
+    end)
   end
   try(1)
 end
@@ -180,6 +206,18 @@ function M.spawn(python, path)
   local height, width = layout.size()
   refilling = true
   pcall(vim.rpcnotify, job, protocol.method('refill', 'notify'), stock_batch, height, width)
+  -- A host that loads but never answers (its plugin failed to import) must
+  -- not stay "starting" for good.
+  vim.defer_fn(function()
+    if M.job == job and M.state == 'starting' then
+      M.error = string.format('the host did not answer within %d s', START_TIMEOUT_MS / 1000)
+      if #M.stderr > 0 then
+        M.error = M.error .. ': ' .. M.stderr[#M.stderr]
+      end
+      start_timed_out = true
+      vim.fn.jobstop(job) -- its on_exit marks it failed and tells the user
+    end
+  end, START_TIMEOUT_MS)
 end
 
 --- The host went away: drop everything that lived in it.
@@ -192,21 +230,30 @@ function M.on_exit(code)
   if vim.v.exiting ~= vim.NIL then
     return
   end
-  M.error = string.format('the ttyoffer host exited (code %d)', code)
-  if #M.stderr > 0 then
-    M.error = M.error .. ': ' .. M.stderr[#M.stderr]
+  if start_timed_out then
+    start_timed_out = false -- M.error says so already
+  else
+    M.error = string.format('the ttyoffer host exited (code %d)', code)
+    if #M.stderr > 0 then
+      M.error = M.error .. ': ' .. M.stderr[#M.stderr]
+    end
   end
   if on_exit_handler then
     on_exit_handler(was_ready and M.error or nil)
   end
-  -- Come back for later commands; a host that dies while starting stays down.
-  if was_ready then
-    vim.defer_fn(function()
-      if M.state == 'stopped' then
-        M.start()
-      end
-    end, 200)
+  if not was_ready then
+    -- It died while starting: it stays down (no restart per spawn), and
+    -- the user is told once where to look.
+    M.state = 'failed'
+    notify.once('no-host', 'no host (see :checkhealth ttyoffer); commands run plainly: ' .. M.error)
+    return
   end
+  -- Come back for later commands.
+  vim.defer_fn(function()
+    if M.state == 'stopped' then
+      M.start()
+    end
+  end, 200)
 end
 
 --- @return boolean

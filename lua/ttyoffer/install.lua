@@ -51,9 +51,10 @@ end
 --- ends, on the editor's loop.
 local function step(argv, sync, next)
   if sync then
-    return next(vim.system(argv, { text = true }):wait())
+    return next(vim.system(argv, { text = true, cwd = '/' }):wait())
   end
-  vim.system(argv, { text = true }, vim.schedule_wrap(next))
+  -- From /, so that nothing of the editor's current folder is imported.
+  vim.system(argv, { text = true, cwd = '/' }, vim.schedule_wrap(next))
 end
 
 --- Make (or update) the venv and install the host's requirements into it.
@@ -73,16 +74,16 @@ function M.run(opts)
   local venv, requirements = M.venv(), M.requirements()
   notify.answer(string.format('installing %s into %s …', table.concat(requirements, ' '), venv))
   local python = venv .. '/bin/python'
-  step({ base, '-m', 'venv', venv }, opts.sync, function(made)
+  step({ base, '-I', '-m', 'venv', venv }, opts.sync, function(made)
     if made.code ~= 0 then
       return done(false, failure('making the virtualenv', made))
     end
-    local pip = { python, '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check' }
+    local pip = { python, '-I', '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-cache-dir' }
     step(vim.list_extend(pip, requirements), opts.sync, function(installed)
       if installed.code ~= 0 then
         return done(false, failure('pip install', installed))
       end
-      step({ python, '-c', 'import pynvim, pyte' }, opts.sync, function(checked)
+      step({ python, '-I', '-c', 'import pynvim, pyte' }, opts.sync, function(checked)
         if checked.code ~= 0 then
           return done(false, failure('importing pynvim and pyte', checked))
         end
