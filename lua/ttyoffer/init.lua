@@ -109,16 +109,23 @@ local function resolve(cmd, opts)
   return path ~= '' and path or nil
 end
 
+-- env(1), which puts back what /bin/sh drops from a list command's
+-- environment (names that are not shell identifiers).
+local ENV_PROGRAM = vim.fn.exepath('env')
+
 --- Why this command gets no offer, or nil (and then a spare pty for it).
 --- @param program string|true what resolve() found
+--- @param restore string[] environment entries env(1) must put back
 --- @return string? reason, integer? offer_id, string? slave
-local function take_offer(program, opts)
+local function take_offer(program, opts, restore)
   local reason = spawn.skip_reason(opts, {
     enabled = config.current.enabled,
     host_ready = host.ready(),
     at_capacity = records.live() >= config.current.max_offers,
   })
-  if not reason and program ~= true and spawn.name_sh_would_drop(opts, vim.uv.os_environ()) then
+  if not reason and #restore > 0 and (ENV_PROGRAM == '' or program:find('=', 1, true)) then
+    -- env(1) would be needed, and is missing or would take the program
+    -- for one more entry.
     reason = 'environment names /bin/sh would drop'
   end
   if reason == 'host not available' and config.current.enabled and host.state == 'stopped' then
@@ -179,7 +186,8 @@ function M.jobstart(cmd, opts)
     -- jobstart() itself reports the error and returns 0 or -1, exactly as stock.
     return plain()
   end
-  local reason, offer_id, slave = take_offer(program, opts)
+  local restore = program ~= true and spawn.entries_sh_would_drop(opts, vim.uv.os_environ()) or {}
+  local reason, offer_id, slave = take_offer(program, opts, restore)
   if reason then
     records.skipped(reason)
     return plain()
@@ -194,6 +202,8 @@ function M.jobstart(cmd, opts)
   local command = spawn.command(cmd, slave, shell, opts, {
     program = program ~= true and program or nil,
     pwd = vim.env.PWD,
+    env_program = ENV_PROGRAM,
+    restore = restore,
   })
   local ok, job
   -- No options of ours when the caller gave none: Neovim keeps memory for

@@ -93,30 +93,31 @@ local function shell_name_ok(name)
   return name:find('^[%a_][%w_]*$') ~= nil
 end
 
---- A name in the environment the command would get that /bin/sh would
---- drop on the way (dash keeps only names it could assign), or nil. Only
---- list commands, and shells other than POSIX ones, pass through /bin/sh: a
---- string command's own 'shell' treats them the same in stock.
+--- The entries ('NAME=value') of the environment the command would get
+--- that /bin/sh would drop on the way (dash keeps only names it could
+--- assign), sorted; empty when there are none. Only list commands, and
+--- shells other than POSIX ones, pass through /bin/sh: a string command's
+--- own 'shell' treats them the same in stock.
 --- @param opts table? the caller's jobstart() options
 --- @param environ table<string, string> the editor's environment now
---- @return string?
-function M.name_sh_would_drop(opts, environ)
-  local env = opts and type(opts.env) == 'table' and opts.env or nil
-  if env then
-    for name in pairs(env) do
-      if type(name) == 'string' and not shell_name_ok(name) then
-        return name
-      end
-    end
-  end
+--- @return string[]
+function M.entries_sh_would_drop(opts, environ)
+  local env = opts and type(opts.env) == 'table' and opts.env or {}
+  local found = {}
   if not (opts and opts.clear_env) then
-    for name in pairs(environ) do
-      if not shell_name_ok(name) then
-        return name
+    for name, value in pairs(environ) do
+      if not shell_name_ok(name) and env[name] == nil then
+        table.insert(found, name .. '=' .. value)
       end
     end
   end
-  return nil
+  for name, value in pairs(env) do
+    if type(name) == 'string' and not shell_name_ok(name) then
+      table.insert(found, name .. '=' .. tostring(value))
+    end
+  end
+  table.sort(found)
+  return found
 end
 
 --- The $PWD stock jobstart() would give the command: the caller's, or the
@@ -161,10 +162,11 @@ end
 --- @param slave string
 --- @param shell {shell: string, shellcmdflag: string}? needed for string commands
 --- @param opts table? the caller's jobstart() options
---- @param editor {program: string?, pwd: string?}? for list commands: the
----   program's full path, as stock puts it in argv[0] (found from the
----   editor's directory, as stock finds `./rel` whatever `cwd` says), and
----   the editor's $PWD
+--- @param editor {program: string?, pwd: string?, env_program: string?, restore: string[]?}?
+---   for list commands: the program's full path, as stock puts it in argv[0]
+---   (found from the editor's directory, as stock finds `./rel` whatever
+---   `cwd` says); the editor's $PWD; and the environment entries /bin/sh
+---   would drop, which env(1) (`env_program`) then puts back
 --- @return string|string[]
 function M.command(cmd, slave, shell, opts, editor)
   editor = editor or {}
@@ -187,6 +189,11 @@ function M.command(cmd, slave, shell, opts, editor)
   local argv = { '/bin/sh', '-c', LIST_SCRIPTS[not keeps_gpg_tty][pwd ~= nil], slave }
   if pwd ~= nil then
     argv[5] = pwd
+  end
+  if editor.restore and #editor.restore > 0 then
+    -- /bin/sh execs env(1), which puts back what the shell dropped.
+    vim.list_extend(argv, { editor.env_program, '--' })
+    vim.list_extend(argv, editor.restore)
   end
   local at = #argv
   argv[at + 1] = editor.program or cmd[1]

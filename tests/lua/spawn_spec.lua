@@ -161,9 +161,20 @@ describe('what stock would pass', function()
   end)
 
   it('names what /bin/sh would drop from the environment', function()
-    eq(nil, spawn.name_sh_would_drop({ env = { A_1 = 'x', _b = 'y' } }, { HOME = '/h' }))
-    eq('A-B', spawn.name_sh_would_drop({ env = { ['A-B'] = 'x' } }, {}))
-    eq('1X', spawn.name_sh_would_drop(nil, { ['1X'] = 'x' }))
-    eq(nil, spawn.name_sh_would_drop({ clear_env = true, env = { OK = '1' } }, { ['a.b'] = 'x' }))
+    eq({}, spawn.entries_sh_would_drop({ env = { A_1 = 'x', _b = 'y' } }, { HOME = '/h' }))
+    eq({ 'A-B=x' }, spawn.entries_sh_would_drop({ env = { ['A-B'] = 'x' } }, {}))
+    eq({ '1X=y' }, spawn.entries_sh_would_drop(nil, { ['1X'] = 'y' }))
+    eq({ '1X=mine' }, spawn.entries_sh_would_drop({ env = { ['1X'] = 'mine' } }, { ['1X'] = 'theirs' }))
+    eq({}, spawn.entries_sh_would_drop({ clear_env = true, env = { OK = '1' } }, { ['a.b'] = 'x' }))
+  end)
+
+  it('puts them back through env(1), through a real /bin/sh', function()
+    local argv = spawn.command({ 'printenv', 'BASH_FUNC_which%%' }, '/dev/null', SH, { clear_env = true }, {
+      program = vim.fn.exepath('printenv'),
+      env_program = vim.fn.exepath('env'),
+      restore = { 'BASH_FUNC_which%%=() {  x\n}', '-odd=1' },
+    })
+    local out = vim.system(argv, { env = { PATH = vim.env.PATH }, clear_env = true, text = true }):wait()
+    eq({ 0, '() {  x\n}\n' }, { out.code, out.stdout })
   end)
 end)
