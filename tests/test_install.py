@@ -46,6 +46,16 @@ def test_plain_packages_install_offers_in_the_first_session(tmp_path: Path) -> N
     assert "(ttyoffer) installed; the host uses" in build.stderr + build.stdout
     venv_python = home / ".local/share/nvim/ttyoffer/venv/bin/python"
     assert venv_python.exists()
+    # An update with lazy.nvim's build step: the plugin's build.lua, run as
+    # lazy runs it (headless here, so to the end).
+    update = subprocess.run(
+        [nvim_binary(), "--headless", "-c", f"luafile {plugin / 'build.lua'}", "+qa"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert update.returncode == 0 and "(ttyoffer) installed" in update.stderr + update.stdout, update.stderr
 
     # One start, as the user's editor would be (no -u: their own, empty, config).
     saved = dict(os.environ)
@@ -63,9 +73,15 @@ def test_plain_packages_install_offers_in_the_first_session(tmp_path: Path) -> N
         )
         wait_until(lambda: nvim.exec_lua("return require('ttyoffer.host').ready()"), 30, "the host")
         assert nvim.exec_lua("return require('ttyoffer.host').python") == str(venv_python)
-        nvim.exec_lua("require('ttyoffer').jobstart({'sh', '-c', ...})", ASK)
+        nvim.exec_lua(
+            "_G.out = {} require('ttyoffer').jobstart({'sh', '-c', ...},"
+            " {on_stdout = function(_, d) vim.list_extend(_G.out, d) end})",
+            ASK,
+        )
         wait_until(lambda: nvim.exec_lua("return _G.presented"), 15, "the prompt window")
+        wait_until(lambda: nvim.api.get_mode()["mode"] == "t", 10, "terminal mode in the window")
         nvim.input("yes<CR>")
+        wait_until(lambda: "got yes" in nvim.exec_lua("return _G.out"), 10, "the answer to reach the command")
         nvim.command("help ttyoffer")
         assert nvim.exec_lua("return vim.fn.expand('%:t')") == "ttyoffer.txt"
         # What the README says the plugin leaves on disk, and nothing else.

@@ -319,8 +319,9 @@ function M.host_lost()
   end
 end
 
---- Run `fn` once the prompt window of `job`'s command is gone (at once when
---- it has none, shown or waiting).
+--- Run `fn` once the prompt window of `job`'s command is gone, and no
+--- other is on screen (a hit-enter prompt `fn` may raise would keep any
+--- window from closing); at once when there is none.
 --- @param job integer
 --- @param fn fun()
 function M.after_window_of(job, fn)
@@ -331,6 +332,7 @@ function M.after_window_of(job, fn)
       prompt = candidate
     end
   end
+  prompt = prompt or (current and not current.closed and current) or nil
   if not prompt then
     return fn()
   end
