@@ -119,7 +119,7 @@ def prompt_picture(term: PtyScreen, path: Path) -> Path:
 
 def status_picture(term: PtyScreen, path: Path) -> Path:
     term.type(":TtyOffer status\r")
-    term.wait_text("ttyoffer: on; host ready")
+    term.wait_text("(ttyoffer) on; host ready")
     term.wait_text("Press ENTER")
     picture = snapshot(term, path)
     term.type("\r")

@@ -1,0 +1,28 @@
+"""The README's pictures stay reproducible: scripts/screenshots, run into a
+temporary folder, still finds pinentry's dialog in the float and the
+status, and draws both."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from harness import ROOT
+
+pytestmark = pytest.mark.e2e
+
+
+def test_the_pictures_are_made_from_a_real_run(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [str(ROOT / "scripts" / "screenshots"), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    for name in ("prompt.png", "status.png"):
+        with Image.open(tmp_path / name) as image:
+            assert image.size == Image.open(ROOT / "doc" / "img" / name).size
