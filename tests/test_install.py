@@ -12,7 +12,8 @@ from pathlib import Path
 import pynvim
 import pytest
 
-from harness import ROOT, nvim_binary, wait_until
+from harness import ROOT, Editor, nvim_binary, wait_until
+from tui import PtyScreen
 
 pytestmark = pytest.mark.e2e
 
@@ -89,3 +90,46 @@ def test_plain_packages_install_offers_in_the_first_session(tmp_path: Path) -> N
     finally:
         nvim.close()
     shutil.rmtree(home / ".local/share/nvim/ttyoffer")
+
+
+def test_installing_from_inside_the_editor_gives_offers_in_the_same_session(tmp_path: Path) -> None:
+    # vim-plug's `do` and packer's `run`: `:TtyOffer install` typed in the
+    # session that has just loaded the plugin, in its real TUI. There is no
+    # Python with pynvim yet (PATH has none): the host cannot start; the
+    # install runs in the background, and then the host starts, no restart.
+    home = tmp_path / "home"
+    home.mkdir()
+    env = clean_env(home)
+    plugin = home / ".local/share/nvim/site/pack/ttyoffer/start/ttyoffer.nvim"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(plugin)], check=True, env=env)
+    bare_python = shutil.which("python3", path=env["PATH"])
+    assert bare_python
+    # A PATH whose python3 has no pynvim: only its own folder and the system's.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(bare_python)
+    env["PATH"] = f"{bin_dir}:/usr/bin:/bin"
+    env["TERM"] = "xterm-256color"
+    socket_path = str(tmp_path / "tui.sock")
+    screen = PtyScreen([nvim_binary(), "--listen", socket_path], env, rows=30, cols=120)
+    try:
+        screen.wait_text("~")
+        nvim = pynvim.attach("socket", path=socket_path)
+        try:
+            ed = Editor(nvim)
+            wait_until(lambda: ed.lua("return require('ttyoffer.host').state") == "failed", 30, "no host yet")
+            screen.type(":TtyOffer install\r")
+            screen.wait_text("(ttyoffer) installed", timeout=300)
+            wait_until(lambda: ed.lua("return require('ttyoffer.host').ready()"), 30, "the host")
+            ed.lua(
+                "_G.presented = false vim.api.nvim_create_autocmd('User', {pattern = 'TtyOfferPresent',"
+                " callback = function() _G.presented = true end})"
+            )
+            screen.type(f":Bang {ASK}\r")
+            screen.wait_text("│Question?")
+            screen.type("yes\r")
+            screen.wait_text("got yes")
+        finally:
+            nvim.close()
+    finally:
+        screen.close()

@@ -60,9 +60,13 @@ end
 --- Make (or update) the venv and install the host's requirements into it.
 --- @param opts {sync: boolean?, on_done: fun(ok: boolean, message: string)?}?
 function M.run(opts)
+  -- A build step's output is read whole; in the editor the install runs in
+  -- the background, and a message that raised a hit-enter prompt would
+  -- hold its own completion up (nothing else runs under that prompt).
+  local say = opts and opts.sync and notify.answer or notify.notice
   opts = opts or {}
   local function done(ok, message)
-    notify.answer(message, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+    say(message, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
     if opts.on_done then
       opts.on_done(ok, message)
     end
@@ -72,7 +76,7 @@ function M.run(opts)
     return done(false, 'no python3 found: install Python 3 (Debian: apt-get install python3 python3-venv)')
   end
   local venv, requirements = M.venv(), M.requirements()
-  notify.answer(string.format('installing %s into %s …', table.concat(requirements, ' '), venv))
+  say(string.format('installing %s into %s …', table.concat(requirements, ' '), venv), vim.log.levels.INFO)
   local python = venv .. '/bin/python'
   step({ base, '-I', '-m', 'venv', venv }, opts.sync, function(made)
     if made.code ~= 0 then
