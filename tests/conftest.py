@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pynvim
 import pytest
 
-from harness import Editor, Sandbox, editor
+from harness import ROOT, Editor, Sandbox, editor, nvim_binary
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +29,13 @@ def sandbox(registered_sandbox: Sandbox, tmp_path: Path) -> Sandbox:
 def ed(sandbox: Sandbox) -> Iterator[Editor]:
     with editor(sandbox) as e:
         yield e
+
+
+@pytest.fixture(scope="module")
+def lua() -> Iterator[Any]:
+    """exec_lua of a bare Neovim (no config, no host) with the plugin's Lua
+    on 'runtimepath': for the Lua side's pure parts."""
+    nvim = pynvim.attach("child", argv=[nvim_binary(), "--embed", "--headless", "--clean", "-n"])
+    nvim.exec_lua("vim.opt.rtp:prepend(...)", str(ROOT))
+    yield nvim.exec_lua
+    nvim.close()

@@ -167,10 +167,8 @@ def _attach(sandbox: Sandbox, *extra: str) -> pynvim.Nvim:
         os.environ.update(saved)
 
 
-def pidfds_of(pid: int) -> int:
-    """How many processes `pid` waits on by pidfd: for the keeper, the
-    commands whose terminals it kept once the host was gone. 0 once it is
-    gone."""
+def _fds_linking_to(pid: int, targets: tuple[str, ...]) -> int:
+    """How many of `pid`'s descriptors link to one of `targets`; 0 once it is gone."""
     fds = f"/proc/{pid}/fd"
     try:
         names = os.listdir(fds)
@@ -179,23 +177,20 @@ def pidfds_of(pid: int) -> int:
     count = 0
     for fd in names:
         with suppress(OSError):  # closed meanwhile
-            count += os.readlink(f"{fds}/{fd}") == "anon_inode:[pidfd]"
+            count += os.readlink(f"{fds}/{fd}") in targets
     return count
+
+
+def pidfds_of(pid: int) -> int:
+    """How many processes `pid` waits on by pidfd: for the keeper, the
+    commands whose terminals it kept once the host was gone."""
+    return _fds_linking_to(pid, ("anon_inode:[pidfd]",))
 
 
 def masters_held(pid: int) -> int:
     """How many pty masters `pid` holds: for the keeper, its copies of the
-    host's. 0 once it is gone."""
-    fds = f"/proc/{pid}/fd"
-    try:
-        names = os.listdir(fds)
-    except FileNotFoundError:
-        return 0
-    count = 0
-    for fd in names:
-        with suppress(OSError):  # closed meanwhile
-            count += os.readlink(f"{fds}/{fd}") in ("/dev/ptmx", "/dev/pts/ptmx")
-    return count
+    host's."""
+    return _fds_linking_to(pid, ("/dev/ptmx", "/dev/pts/ptmx"))
 
 
 def which(program: str) -> str | None:

@@ -20,6 +20,17 @@ pytestmark = pytest.mark.e2e
 ASK = "printf 'Question? ' > /dev/tty; read answer < /dev/tty; echo \"got $answer\""
 
 
+def new_account(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
+    """A new account's HOME and environment, and the plugin cloned into its
+    plain-packages folder as the README says: (home, env, plugin folder)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = clean_env(home)
+    plugin = home / ".local/share/nvim/site/pack/ttyoffer/start/ttyoffer.nvim"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(plugin)], check=True, env=env)
+    return home, env, plugin
+
+
 def clean_env(home: Path) -> dict[str, str]:
     """A new account: its own HOME, no XDG folders set, no Neovim of ours around."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "NVIM", "VIRTUAL_ENV"))}
@@ -30,12 +41,8 @@ def clean_env(home: Path) -> dict[str, str]:
 
 
 def test_plain_packages_install_offers_in_the_first_session(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    env = clean_env(home)
-    plugin = home / ".local/share/nvim/site/pack/ttyoffer/start/ttyoffer.nvim"
     # The README's two lines: the clone, the build step.
-    subprocess.run(["git", "clone", "-q", str(ROOT), str(plugin)], check=True, env=env)
+    home, env, plugin = new_account(tmp_path)
     build = subprocess.run(
         [nvim_binary(), "--headless", "+TtyOffer install", "+qa"],
         env=env,
@@ -97,11 +104,7 @@ def test_installing_from_inside_the_editor_gives_offers_in_the_same_session(tmp_
     # session that has just loaded the plugin, in its real TUI. There is no
     # Python with pynvim yet (PATH has none): the host cannot start; the
     # install runs in the background, and then the host starts, no restart.
-    home = tmp_path / "home"
-    home.mkdir()
-    env = clean_env(home)
-    plugin = home / ".local/share/nvim/site/pack/ttyoffer/start/ttyoffer.nvim"
-    subprocess.run(["git", "clone", "-q", str(ROOT), str(plugin)], check=True, env=env)
+    _, env, _ = new_account(tmp_path)
     bare_python = shutil.which("python3", path=env["PATH"])
     assert bare_python
     # A PATH whose python3 has no pynvim: only its own folder and the system's.

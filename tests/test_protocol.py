@@ -6,25 +6,15 @@ either side is there, with those arguments."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
 from typing import Any
 
-import pynvim
 import pytest
 
-from harness import ROOT, nvim_binary
+from harness import ROOT
 from ttyoffer_nvim import protocol
 from ttyoffer_nvim.bridge import NvimPresenter
 
 pytestmark = pytest.mark.nvim
-
-
-@pytest.fixture(scope="module")
-def lua() -> Iterator[Any]:
-    nvim = pynvim.attach("child", argv=[nvim_binary(), "--embed", "--headless", "--clean", "-n"])
-    nvim.exec_lua("vim.opt.rtp:prepend(...)", str(ROOT))
-    yield nvim.exec_lua
-    nvim.close()
 
 
 def lua_handler_params(lua: Any) -> dict[str, list[str]]:

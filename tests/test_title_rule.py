@@ -5,27 +5,16 @@ alike, from one table generated from the rule."""
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
 from typing import Any
 
-import pynvim
 import pytest
 import unprintable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import ROOT, nvim_binary
 from ttyoffer_nvim.text import sanitize
 
 pytestmark = pytest.mark.nvim
-
-
-@pytest.fixture(scope="module")
-def lua() -> Iterator[Any]:
-    nvim = pynvim.attach("child", argv=[nvim_binary(), "--embed", "--headless", "--clean", "-n"])
-    nvim.exec_lua("vim.opt.rtp:prepend(...)", str(ROOT))
-    yield nvim.exec_lua
-    nvim.close()
 
 
 HOSTILE = [

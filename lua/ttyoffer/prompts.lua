@@ -85,6 +85,15 @@ local function finished(prompt, reason)
   end
 end
 
+--- Give focus back to where the user was, if the prompt took it, then `fn`.
+local function return_focus(prompt, fn)
+  if prompt.window and prompt.place then
+    focus.give_back(prompt.place, prompt.window.win, fn)
+  else
+    fn()
+  end
+end
+
 local show_next
 
 local function wait_for_mode()
@@ -128,11 +137,7 @@ local function close(prompt, reason)
     -- own close returns there too.
     vim.schedule(show_next)
   end
-  if prompt.window and prompt.place then
-    focus.give_back(prompt.place, prompt.window.win, take_down)
-  else
-    take_down()
-  end
+  return_focus(prompt, take_down)
 end
 
 local function open(prompt)
@@ -263,16 +268,11 @@ function M.ended(id)
   -- Focus returns once the user has stopped typing: keys meant for the
   -- prompt are dropped with it, keys typed after the pause are the editor's.
   typing.after_pause(function()
-    local function later()
+    return_focus(prompt, function()
       vim.defer_fn(function()
         close(prompt, 'exited')
       end, config.current.float.close_delay)
-    end
-    if prompt.window and prompt.place then
-      focus.give_back(prompt.place, prompt.window.win, later)
-    else
-      later()
-    end
+    end)
   end)
 end
 
