@@ -9,6 +9,7 @@ import select
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -37,6 +38,16 @@ class FakePresenter:
         self.closed_event = asyncio.Event()
         self.released_event = asyncio.Event()
         self.turned_away_event = asyncio.Event()
+        self.unserved_event = asyncio.Event()
+        # The editor's answer when asked whether it waits for the user. None:
+        # it could not be asked, and nothing is done (the tests that are not
+        # about a blocked editor see nothing of the check).
+        self.waits_for_user: bool | None = None
+        # False: blocked, as Neovim in system(): no answer comes, the
+        # questions wait in `unanswered`.
+        self.answering = True
+        self.unanswered: list[Callable[[bool | None], None]] = []
+        self.mode_asks = 0
 
     def present(self, offer: Offer, data: bytes) -> None:
         self.calls.append(("present", offer.id, data))
@@ -59,6 +70,18 @@ class FakePresenter:
     def turned_away(self, writers: list[str]) -> None:
         self.calls.append(("turned_away", 0, writers))
         self.turned_away_event.set()
+
+    def unserved(self, offer: Offer, question: str) -> None:
+        self.calls.append(("unserved", offer.id, question))
+        self.unserved_event.set()
+
+    def editor_waits_for_user(self, callback: Callable[[bool | None], None]) -> None:
+        self.mode_asks += 1
+        if not self.answering:
+            self.unanswered.append(callback)
+            return
+        # Later, as the editor's answer comes: never within the call.
+        asyncio.get_running_loop().call_soon(callback, self.waits_for_user)
 
     def kinds(self) -> list[str]:
         return [c[0] for c in self.calls]
@@ -581,3 +604,154 @@ async def test_a_stray_that_left_a_sequence_open_does_not_hide_the_commands_prom
     table.write(offer.id, b"yes\r")
     assert await wait_exit(command) == 0
     table.release(offer.id)
+
+
+# A command that asks on its terminal and waits for the answer.
+ASK_AND_WAIT = (
+    "import os; fd = os.open('/dev/tty', os.O_RDWR); os.write(fd, b'Passphrase: '); os.read(fd, 100)"
+)
+# Short, so that the tests of a blocked editor do not wait long.
+BLOCKED_MS = 100
+
+
+async def until(condition: Callable[[], bool], what: str = "") -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while not condition():
+        assert loop.time() < deadline, what
+        await asyncio.sleep(0.01)
+
+
+async def test_a_question_the_blocked_editor_never_saw_is_hung_up_and_told() -> None:
+    before = open_fds()
+    presenter = FakePresenter()
+    presenter.answering = False  # blocked in system(), jobwait() or a busy loop
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    table.configure(BLOCKED_MS)
+    offer = table.open(24, 80)
+    proc = spawn_on(offer, ASK_AND_WAIT)
+    table.bind(offer.id, proc.pid)
+    await asyncio.wait_for(presenter.unserved_event.wait(), 10)
+    # Hung up, as a declined prompt is, instead of waiting forever.
+    assert await wait_exit(proc) == -signal.SIGHUP
+    await asyncio.wait_for(presenter.released_event.wait(), 10)
+    # What it asked is told first: the offer and its screen go right after.
+    told = [c for c in presenter.calls if c[0] != "prompt"]  # the title's, meanwhile
+    assert [c[0] for c in told] == ["present", "unserved", "released"]
+    assert told[1] == ("unserved", offer.id, "Passphrase")
+    assert presenter.mode_asks == 1
+    # The editor, no longer blocked, answers at last: too late to matter.
+    presenter.unanswered[0](False)
+    assert presenter.kinds().count("unserved") == 1
+    assert len(table) == 0
+    assert open_fds() == before
+
+
+async def test_a_question_the_editor_saw_waits_for_its_window() -> None:
+    presenter = FakePresenter()
+    presenter.answering = False
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    table.configure(BLOCKED_MS)
+    offer = table.open(24, 80)
+    proc = spawn_on(offer, ASK_AND_WAIT)
+    table.bind(offer.id, proc.pid)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    # The editor received the present (its window held back: the user typing).
+    table.seen(offer.id)
+    assert offer.unseen_timer is None
+    # Well past the time it had to be seen in, nothing was asked or done.
+    await asyncio.sleep(3 * BLOCKED_MS / 1000)
+    assert presenter.mode_asks == 0 and proc.poll() is None
+    table.attach(offer.id, 24, 80)
+    table.write(offer.id, b"yes\r")
+    assert await wait_exit(proc) == 0
+    await until(lambda: "closed" in presenter.kinds(), "closed")
+    assert "unserved" not in presenter.kinds()
+
+
+@pytest.mark.parametrize("waits_for_user", [True, False], ids=["hit-enter prompt", "serving its events"])
+async def test_an_editor_that_answers_is_not_blocked(waits_for_user: bool) -> None:
+    # At a hit-enter prompt Neovim serves nothing but says it waits for the
+    # user, who will come back to it; in getchar() or :sleep it serves its
+    # events, the offer's among them. Only once it stops answering (blocked
+    # in system() after the user answered) is it taken for blocked.
+    presenter = FakePresenter()
+    presenter.waits_for_user = waits_for_user
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    table.configure(BLOCKED_MS)
+    offer = table.open(24, 80)
+    proc = spawn_on(offer, ASK_AND_WAIT)
+    table.bind(offer.id, proc.pid)
+    await until(lambda: presenter.mode_asks >= 3, "asked again while the editor answers")
+    assert proc.poll() is None and "unserved" not in presenter.kinds()
+    presenter.answering = False
+    await asyncio.wait_for(presenter.unserved_event.wait(), 10)
+    assert await wait_exit(proc) == -signal.SIGHUP
+    assert ("unserved", offer.id, "Passphrase") in presenter.calls
+
+
+async def test_seen_while_the_editor_was_being_asked_is_not_hung_up() -> None:
+    presenter = FakePresenter()
+    presenter.answering = False
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    table.configure(60_000)  # the deadline is the test's to pass, below
+    offer = table.open(24, 80)
+    proc = spawn_on(offer, ASK_AND_WAIT)
+    table.bind(offer.id, proc.pid)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    timer = offer.unseen_timer
+    assert timer is not None
+    timer.cancel()  # the time to be seen in is over now
+    table._check_unseen(offer)
+    assert presenter.mode_asks == 1
+    # The editor came back: its `seen` arrives before its answer.
+    table.seen(offer.id)
+    assert offer.unseen_timer is None  # no deadline left to hang it up
+    presenter.unanswered[0](False)
+    assert offer.state is State.PRESENTED and "unserved" not in presenter.kinds()
+    table.attach(offer.id, 24, 80)
+    table.write(offer.id, b"yes\r")
+    assert await wait_exit(proc) == 0
+
+
+async def test_a_command_that_ended_unseen_is_not_hung_up() -> None:
+    # Nothing waits on an answer any more; what it wrote waits for its window.
+    presenter = FakePresenter()
+    presenter.answering = False
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    table.configure(60_000)  # the check is made below, once the exit is known
+    offer = table.open(24, 80)
+    proc = spawn_on(offer, "import os; os.write(os.open('/dev/tty', os.O_RDWR), b'a note')")
+    table.bind(offer.id, proc.pid)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    assert await wait_exit(proc) == 0
+    await until(lambda: offer.released, "released")
+    timer = offer.unseen_timer
+    assert timer is not None
+    timer.cancel()  # the time to be seen in is over now
+    table._check_unseen(offer)
+    assert presenter.mode_asks == 0 and offer.unseen_timer is None
+    assert offer.state is State.PRESENTED and "unserved" not in presenter.kinds()
+    table.attach(offer.id, 24, 80)
+    assert presenter.received() == b"a note"
+    assert presenter.kinds()[-1] == "closed" and len(table) == 0
+
+
+@pytest.mark.parametrize("blocked_ms", [0, -1])
+async def test_an_editor_configured_so_never_hangs_anything_up(blocked_ms: int) -> None:
+    presenter = FakePresenter()
+    presenter.answering = False
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    table.configure(blocked_ms)
+    offer = table.open(24, 80)
+    proc = spawn_on(offer, ASK_AND_WAIT)
+    table.bind(offer.id, proc.pid)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    # No check is even scheduled: nothing can hang it up.
+    assert offer.unseen_timer is None
+    await settled_prompt(presenter, offer, b"Passphrase: ")
+    assert presenter.mode_asks == 0 and proc.poll() is None
+    table.attach(offer.id, 24, 80)
+    table.write(offer.id, b"yes\r")
+    assert await wait_exit(proc) == 0
+    assert "unserved" not in presenter.kinds()

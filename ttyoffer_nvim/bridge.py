@@ -2,7 +2,9 @@
 
 Everything here runs on the host's event loop. Calls towards Neovim are
 notifications (``async_=True``): the host never waits on the editor, because
-the editor may itself be blocked in a spawn that is waiting on us.
+the editor may itself be blocked in a spawn that is waiting on us. The one
+request, the editor's mode, is not waited for either: an answer that does
+not come is how a blocked editor is told (NvimPresenter.editor_waits_for_user).
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from typing import Any
+
+import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ships no types
 
 from . import procfs
 from .keeper import KeeperLink
@@ -103,6 +108,37 @@ class NvimPresenter:
 
     def no_keeper(self, reason: str) -> None:
         send_event(self._nvim, "no_keeper", reason)
+
+    def unserved(self, offer: Offer, question: str) -> None:
+        send_event(self._nvim, "unserved", offer.id, question)
+
+    def editor_waits_for_user(self, callback: Callable[[bool | None], None]) -> None:
+        """nvim_get_mode: `blocking` is true while Neovim waits for the user.
+        It answers at once then (a hit-enter prompt), and otherwise once it
+        processes its event queue: while it is blocked (system(), jobwait(),
+        a busy loop) the answer does not come, and the table's deadline
+        tells.
+
+        The one request the host makes, and it must not hold the loop up: it
+        runs in a greenlet of its own, as pynvim runs its handlers, whose
+        request yields to the loop and resumes when the answer arrives (if
+        ever: a greenlet waiting on an editor that stays blocked is all it
+        costs)."""
+
+        def ask() -> None:
+            waits_for_user: bool | None
+            try:
+                waits_for_user = bool(self._nvim.api.get_mode().get("blocking"))
+            except Exception:  # the editor is going away
+                waits_for_user = None
+            try:
+                callback(waits_for_user)
+            except Exception:
+                # Resumed from pynvim's reading of the answer: what escapes
+                # here would end up there, in the host's message loop.
+                log.exception("ttyoffer: handling the editor's mode failed")
+
+        greenlet.greenlet(ask).switch()
 
 
 class TtyOfferHost:
@@ -212,3 +248,12 @@ class TtyOfferHost:
 
     def resize_armed(self, rows: int, cols: int) -> None:
         self.table.resize_armed(int(rows), int(cols))
+
+    def seen(self, offer_id: int) -> None:
+        self.table.seen(int(offer_id))
+
+    def release(self, offer_id: int) -> None:
+        self.table.release(int(offer_id))
+
+    def configure(self, blocked_ms: float) -> None:
+        self.table.configure(float(blocked_ms))

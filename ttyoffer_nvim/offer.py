@@ -28,6 +28,16 @@ terminal the agent was started from, and that may have been an offer's, long
 ended, whose number a spare now has. Nobody would ever see that prompt, so
 the writer is hung up and the offer stays armed, clean, for its command.
 
+An editor that is blocked (Vimscript's system() or jobwait(), a plugin's
+busy loop) serves no notification: the offer's window cannot open, and the
+command would wait for an answer forever, the editor perhaps waiting on it.
+The editor says when it has received an offer's `present` (`seen`). For one
+not seen in time the editor is asked its mode, which it answers at once while
+it waits for the user (a hit-enter prompt: they will come back to it) and
+whenever it serves its events; when it does not answer in time either, it is
+blocked: the command is hung up, as a declined prompt is, and the user told
+later (`unserved`).
+
 The Presenter is called on the host's event loop and must return at once.
 """
 
@@ -81,6 +91,12 @@ MAX_PENDING_INPUT = 1024 * 1024
 # would explain it (a command that wrote and exited before its pid arrived)
 # before the writer is taken for a stray and hung up.
 STRAY_GRACE = 0.5
+# How long a presented offer may go unseen by the editor before the editor is
+# asked its mode, and how long it has to answer before it is taken for
+# blocked (`configure` sets it): long enough for an editor that is merely
+# busy for a moment, short enough that a command waiting on a question nobody
+# can see is not left waiting long.
+BLOCKED_AFTER = 1.0
 # The smallest terminal a pty is given. The window's size is the editor's
 # to choose (its layout rule lives on the Lua side); this only keeps a size
 # that is no size (zero, negative) from reaching the kernel and the screen.
@@ -121,6 +137,17 @@ class Presenter(Protocol):
     def turned_away(self, writers: list[str]) -> None:
         """Processes that were given no offer wrote to a spare and were hung up."""
 
+    def unserved(self, offer: Offer, question: str) -> None:
+        """The command asked `question` (may be "") while the editor served
+        nothing, and is hung up."""
+
+    def editor_waits_for_user(self, callback: Callable[[bool | None], None]) -> None:
+        """Ask the editor whether it waits for the user: callback(True) if
+        so (a hit-enter prompt), (False) if it serves its events, (None) if
+        it cannot be asked (it is going away). A blocked editor does not
+        answer at all, until it is no longer blocked. Never waits for the
+        answer: the callback comes later, on the loop."""
+
 
 @dataclass(eq=False)
 class Offer:
@@ -144,6 +171,9 @@ class Offer:
     stray_timer: asyncio.TimerHandle | None = None
     # What of the command's output a prompt window lets through.
     sequences: SequenceFilter = field(default_factory=SequenceFilter)
+    # The editor received the `present` of this offer: it can show it.
+    seen: bool = False
+    unseen_timer: asyncio.TimerHandle | None = None
 
     @property
     def slave_path(self) -> str:
@@ -216,6 +246,8 @@ class OfferTable:
         self._keeper_holds: dict[int, tuple[int, str]] = {}
         self._keeper_drops: list[int] = []
         self._keeper_due: asyncio.TimerHandle | None = None
+        # Seconds; 0 or less: an offer the editor has not seen is never hung up.
+        self.blocked_after = BLOCKED_AFTER
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -271,6 +303,21 @@ class OfferTable:
         offer = self._offers.get(offer_id)
         if offer is not None:
             self._close(offer, declined=True)
+
+    def seen(self, offer_id: int) -> None:
+        """The editor has received the offer's `present`: it is not blocked,
+        and the window is its to open when it can (the user may be typing)."""
+        offer = self._offers.get(offer_id)
+        if offer is None:
+            return
+        offer.seen = True
+        self._cancel_unseen_timer(offer)
+
+    def configure(self, blocked_ms: float) -> None:
+        """How long a presented offer may go unseen before the editor is asked
+        its mode, and how long it then has to answer before it is taken for
+        blocked; 0 or less: never."""
+        self.blocked_after = blocked_ms / 1000
 
     def attach(self, offer_id: int, rows: int, cols: int) -> None:
         offer = self._offers.get(offer_id)
@@ -419,6 +466,61 @@ class OfferTable:
         # screen costs milliseconds the user would wait for the window).
         self._presenter.present(offer, data)
         self._schedule_prompt(offer)
+        self._check_unseen_later(offer)
+
+    def _check_unseen_later(self, offer: Offer) -> None:
+        if self.blocked_after > 0:
+            offer.unseen_timer = self._loop.call_later(self.blocked_after, self._check_unseen, offer)
+
+    def _waits_for_an_answer_nobody_sees(self, offer: Offer) -> bool:
+        """Presented and not seen by the editor, and the command still
+        running: a command that has ended waits on nothing, what it wrote
+        simply waits in the pty for its window."""
+        return offer.state is State.PRESENTED and not offer.seen and not offer.released
+
+    def _check_unseen(self, offer: Offer) -> None:
+        """The editor has not received the offer's `present` in time: it may
+        be blocked. Asked its mode, Neovim answers at once while it waits for
+        the user (a hit-enter prompt, which serves nothing else meanwhile),
+        and otherwise once it serves its events again: never while it is
+        blocked in system(), jobwait() or a busy loop. So no answer in time
+        is the sign of a blocked editor."""
+        offer.unseen_timer = None
+        if not self._waits_for_an_answer_nobody_sees(offer):
+            return
+        deadline = self._loop.call_later(self.blocked_after, self._editor_blocked, offer)
+        offer.unseen_timer = deadline
+
+        def answered(waits_for_user: bool | None) -> None:
+            if offer.unseen_timer is not deadline:
+                return  # too late: seen, hung up or ended meanwhile
+            deadline.cancel()
+            offer.unseen_timer = None
+            if waits_for_user is None:
+                return  # the editor is going away; so is this host
+            # Not blocked. Waiting for the user, who will come back to it;
+            # or serving its events again, the offer's `present` among them
+            # (sent before the question), and its `seen` on the way. Looked
+            # at again later all the same.
+            if self._waits_for_an_answer_nobody_sees(offer):
+                self._check_unseen_later(offer)
+
+        self._presenter.editor_waits_for_user(answered)
+
+    def _editor_blocked(self, offer: Offer) -> None:
+        """The editor did not even answer for its mode: it serves nothing."""
+        offer.unseen_timer = None
+        if self._waits_for_an_answer_nobody_sees(offer):
+            self._hang_up_unserved(offer)
+
+    def _hang_up_unserved(self, offer: Offer) -> None:
+        """The editor is blocked: nobody can answer the command, which would
+        wait forever (and the editor perhaps on it). It is hung up as a
+        declined prompt is, and the user is told what it asked, first: the
+        offer and its screen are gone after."""
+        question = offer.screen.prompt(look_above=True) or offer.last_prompt
+        self._presenter.unserved(offer, question)
+        self._close(offer, declined=True)
 
     def _turn_away(self, offer: Offer) -> None:
         """Hang up the stray writers of an unbound offer; keep it, clean."""
@@ -562,9 +664,15 @@ class OfferTable:
         if offer.stray_timer is not None:
             offer.stray_timer.cancel()
             offer.stray_timer = None
+        self._cancel_unseen_timer(offer)
         if offer.pty.master >= 0:
             self._loop.remove_reader(offer.pty.master)
             self._loop.remove_writer(offer.pty.master)
+
+    def _cancel_unseen_timer(self, offer: Offer) -> None:
+        if offer.unseen_timer is not None:
+            offer.unseen_timer.cancel()
+            offer.unseen_timer = None
 
     def _hang_up_command(self, offer: Offer) -> None:
         """A declined command is sent its SIGHUP first, as the terminal's

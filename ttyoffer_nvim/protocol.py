@@ -19,6 +19,9 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "released": ("offer_ids",),
     "turned_away": ("writers",),
     "no_keeper": ("reason",),
+    # The command asked (the question on its screen, may be "") while the
+    # editor served nothing, and was hung up.
+    "unserved": ("offer_id", "question"),
 }
 
 REQUESTS: dict[str, tuple[str, ...]] = {
@@ -35,6 +38,16 @@ NOTIFICATIONS: dict[str, tuple[str, ...]] = {
     "ack": ("offer_id", "count"),
     "resize": ("offer_id", "rows", "cols"),
     "resize_armed": ("rows", "cols"),
+    # The editor has received the offer's `present` (window or not yet): it
+    # is not blocked, the offer is not to be hung up for want of it.
+    "seen": ("offer_id",),
+    # The offer's command has ended (one never bound to a pid, such as a
+    # synchronous system()'s).
+    "release": ("offer_id",),
+    # Milliseconds a presented offer may go unseen before the editor is asked
+    # its mode, and then has to answer in before it is taken for blocked and
+    # the command hung up; 0 or less: never.
+    "configure": ("blocked_ms",),
 }
 
 METHOD_PREFIX = "ttyoffer_"
@@ -45,6 +58,7 @@ TERMINAL_TRAFFIC = (
     "ttyoffer_screen",
     "ttyoffer.events').present",
     "ttyoffer.events').output",
+    "ttyoffer.events').unserved",
 )
 
 

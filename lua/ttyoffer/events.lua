@@ -72,4 +72,11 @@ function M.no_keeper(reason)
   )
 end
 
+--- The command asked while the editor served nothing, and was hung up.
+--- @param offer_id integer
+--- @param question string
+function M.unserved(offer_id, question)
+  require('ttyoffer.unserved').tell(offer_id, question)
+end
+
 return M

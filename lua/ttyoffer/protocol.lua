@@ -23,6 +23,9 @@ M.events = {
   turned_away = { 'writers' },
   -- No keeper holds the terminals any more, and none could be started: why.
   no_keeper = { 'reason' },
+  -- The command asked (the question on its screen, may be '') while the
+  -- editor served nothing, and was hung up.
+  unserved = { 'offer_id', 'question' },
 }
 
 --- Editor -> host: RPC methods ('ttyoffer_' .. name), their arguments, and
@@ -39,6 +42,16 @@ M.methods = {
   ack = { kind = 'notify', args = { 'offer_id', 'count' } },
   resize = { kind = 'notify', args = { 'offer_id', 'rows', 'cols' } },
   resize_armed = { kind = 'notify', args = { 'rows', 'cols' } },
+  -- This offer's `present` was received (window or not yet): the editor is
+  -- not blocked, the command is not to be hung up for want of it.
+  seen = { kind = 'notify', args = { 'offer_id' } },
+  -- The offer's command has ended (one never bound to a pid, such as a
+  -- synchronous system()'s).
+  release = { kind = 'notify', args = { 'offer_id' } },
+  -- Milliseconds a presented offer may go unseen before the editor is asked
+  -- its mode, and then has to answer in before it is taken for blocked and
+  -- the command hung up; 0 or less: never.
+  configure = { kind = 'notify', args = { 'blocked_ms' } },
 }
 
 --- The RPC method name of `name`; raises for a name the protocol lacks, so a

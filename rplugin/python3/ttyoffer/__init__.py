@@ -69,3 +69,15 @@ class TtyOfferPlugin:
     @pynvim.rpc_export("ttyoffer_resize_armed")
     def resize_armed(self, rows: int, cols: int) -> None:
         self._host.resize_armed(rows, cols)
+
+    @pynvim.rpc_export("ttyoffer_seen")
+    def seen(self, offer_id: int) -> None:
+        self._host.seen(offer_id)
+
+    @pynvim.rpc_export("ttyoffer_release")
+    def release(self, offer_id: int) -> None:
+        self._host.release(offer_id)
+
+    @pynvim.rpc_export("ttyoffer_configure")
+    def configure(self, blocked_ms: float) -> None:
+        self._host.configure(blocked_ms)
