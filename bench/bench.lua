@@ -5,6 +5,8 @@ local B = {}
 
 local hrtime = vim.uv.hrtime
 local ttyoffer = require('ttyoffer')
+-- Neovim's own spawners: the plugin wraps vim.fn.jobstart and vim.system.
+local originals = require('ttyoffer.originals')
 
 local function ms(ns)
   return ns / 1e6
@@ -19,13 +21,13 @@ function B.spawn(n, kind)
   local cmd = kind == 'list' and { 'true' } or 'true'
   local fns = {
     plain = function()
-      return vim.fn.jobstart(cmd)
+      return originals.jobstart(cmd)
     end,
     offer = function()
       return ttyoffer.jobstart(cmd)
     end,
     sh = function()
-      return vim.fn.jobstart({ '/bin/sh', '-c', 'exec "$@"', 'sh', 'true' })
+      return originals.jobstart({ '/bin/sh', '-c', 'exec "$@"', 'sh', 'true' })
     end,
   }
   local names = kind == 'list' and { 'plain', 'offer', 'sh' } or { 'plain', 'offer' }
@@ -39,6 +41,38 @@ function B.spawn(n, kind)
       table.insert(samples[name], ms(hrtime() - t0))
     end
     -- Let the host's refills and releases land, as between user commands.
+    if i % 16 == 0 then
+      vim.wait(0)
+    end
+  end
+  return samples
+end
+
+--- Sequential vim.system({'true'}):wait(): Neovim's own, the wrapped one
+--- (what every Lua caller gets), and the floor of any prologue: a bare
+--- `/bin/sh -c 'exec "$@"'` in a session of its own.
+--- @param n integer
+function B.system(n)
+  local fns = {
+    plain = function()
+      return originals.system({ 'true' }):wait()
+    end,
+    offer = function()
+      return ttyoffer.system({ 'true' }):wait()
+    end,
+    sh = function()
+      return originals.system({ '/bin/sh', '-c', 'exec "$@"', 'sh', 'true' }, { detach = true }):wait()
+    end,
+  }
+  local names = { 'plain', 'offer', 'sh' }
+  local samples = { plain = {}, offer = {}, sh = {} }
+  for i = 1, n do
+    for k = 1, #names do
+      local name = names[(i + k) % #names + 1]
+      local t0 = hrtime()
+      fns[name]()
+      table.insert(samples[name], ms(hrtime() - t0))
+    end
     if i % 16 == 0 then
       vim.wait(0)
     end
@@ -145,7 +179,7 @@ function B.throughput(path, rounds)
           height = height,
         })
         local done = false
-        vim.fn.jobstart({ 'cat', path }, {
+        originals.jobstart({ 'cat', path }, {
           term = true,
           on_exit = function()
             done = true

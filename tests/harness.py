@@ -34,7 +34,9 @@ vim.g.python3_host_prog = {python!r}
 vim.o.shell = '/bin/sh'
 _G.ttyoffer_events = {{}}
 vim.api.nvim_create_autocmd('User', {{
-  pattern = {{ 'TtyOfferPresent', 'TtyOfferClose', 'TtyOfferBangDone', 'TtyOfferHostReady' }},
+  pattern = {{
+    'TtyOfferPresent', 'TtyOfferClose', 'TtyOfferBangDone', 'TtyOfferHostReady', 'TtyOfferUnserved',
+  }},
   callback = function(args)
     table.insert(_G.ttyoffer_events, {{ pattern = args.match, data = args.data or vim.empty_dict() }})
   end,

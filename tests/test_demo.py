@@ -60,7 +60,7 @@ def run(screen: PtyScreen, command: str) -> None:
 
 
 def bang_output(lines: list[str]) -> list[str]:
-    """What :Bang printed below the editor: from its ":!cmd" line on (the
+    """What :! printed below the editor: from its ":!cmd" line on (the
     welcome text above quotes some of the same words)."""
     start = max(i for i, line in enumerate(lines) if line.startswith(":!"))
     return [line.rstrip() for line in lines[start:]]
@@ -82,9 +82,9 @@ def wait_host(screen: PtyScreen) -> None:
 
 
 def test_demo_step_by_step_as_the_welcome_text_says(demo: PtyScreen, short_tmp: Path) -> None:
-    demo.wait_text(":Bang git commit -S")
+    demo.wait_text(":!git commit -S")
     wait_host(demo)
-    run(demo, 'Bang git commit -S -m "signed inside Neovim"')
+    run(demo, '!git commit -S -m "signed inside Neovim"')
     # gpg's real pinentry-curses dialog, drawn inside the float's frame.
     demo.wait_text("Please enter the passphrase", timeout=30)
     # The frame's title names the command and, once read, the question.
@@ -97,13 +97,13 @@ def test_demo_step_by_step_as_the_welcome_text_says(demo: PtyScreen, short_tmp: 
     demo.wait_text("Press ENTER")
     demo.type("\r")
     demo.wait_gone("╭")  # the float
-    run(demo, "Bang git log --show-signature -1")
+    run(demo, "!git log --show-signature -1")
     demo.wait_text("Good signature", timeout=30)
     demo.type("\r")
     demo.wait_gone("Good signature")
 
     # 3. A command that asks for nothing never opens a window.
-    run(demo, "Bang ls -l")
+    run(demo, "!ls -l")
     lines = demo.wait_text("Press ENTER")
     assert any(line.endswith(" README") for line in bang_output(lines))
     assert not any("╭" in line for line in lines)
@@ -113,7 +113,7 @@ def test_demo_step_by_step_as_the_welcome_text_says(demo: PtyScreen, short_tmp: 
     # 4. An ssh key with a passphrase, answered in the window.
     folder = next(short_tmp.glob("ttyoffer-demo.*"))
     key = folder / "ssh" / "id_ed25519"
-    run(demo, f"Bang ssh-keygen -y -f {key}")
+    run(demo, f"!ssh-keygen -y -f {key}")
     lines = demo.wait_text("│Enter passphrase")
     assert any("╭" in line and "ssh-keygen -y -f" in line for line in lines)
     demo.type(PASSPHRASE + "\r")
@@ -125,7 +125,7 @@ def test_demo_step_by_step_as_the_welcome_text_says(demo: PtyScreen, short_tmp: 
 
     # 5. Declining hangs the command up at once (128 + SIGHUP) instead of
     # leaving it waiting for an answer.
-    decline = 'Bang git commit --allow-empty -S -m "declined"'
+    decline = '!git commit --allow-empty -S -m "declined"'
     run(demo, decline)
     demo.wait_text("Please enter the passphrase", timeout=30)
     demo.type("\x11")  # <C-q>, the documented dismiss key

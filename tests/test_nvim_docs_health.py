@@ -44,7 +44,13 @@ def test_helptags_build_and_everything_is_documented(ed: Editor, tmp_path: Path)
             assert f"ttyoffer.{fn}()" in tags, fn
     for group in ("TtyOfferNormal", "TtyOfferBorder", "TtyOfferTitle"):
         assert f"hl-{group}" in tags
-    for event in ("TtyOfferPresent", "TtyOfferClose", "TtyOfferBangDone", "TtyOfferHostReady"):
+    for event in (
+        "TtyOfferPresent",
+        "TtyOfferClose",
+        "TtyOfferBangDone",
+        "TtyOfferHostReady",
+        "TtyOfferUnserved",
+    ):
         assert event in tags
     # Every |link| points at a tag of ours or of Neovim's own help.
     runtime = Path(ed.lua("return vim.env.VIMRUNTIME")) / "doc" / "tags"

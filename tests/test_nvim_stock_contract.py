@@ -22,7 +22,7 @@ pytestmark = pytest.mark.nvim
 # whether it went through the offer}.
 RUN = """
 local spawner, cmd, opts = ...
-local spawn = spawner == 'stock' and vim.fn.jobstart or require('ttyoffer').jobstart
+local spawn = spawner == 'stock' and require('ttyoffer.originals').jobstart or require('ttyoffer').jobstart
 local function skips()
   local n = 0
   for _, count in pairs(require('ttyoffer').status().skipped) do n = n + count end

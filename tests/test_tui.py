@@ -124,3 +124,35 @@ def test_what_a_command_wrote_while_the_user_typed_is_shown(tui: tuple[Tui, Edit
     ed.wait_event("TtyOfferClose")
     term.wait_gone("╭")
     assert ed.float_wins() == []
+
+
+def test_typed_bang_right_as_the_editor_appears(sandbox: Sandbox, tmp_path: Path) -> None:
+    # Typed the moment the editor shows its first screen, before the host
+    # can be up: :! waits for it and the prompt is shown all the same.
+    doc = tmp_path / "notes.txt"
+    doc.write_text("first line of the notes\n")
+    term = Tui(sandbox, [str(doc)], ROWS, COLS)
+    try:
+        term.wait_text("first line of the notes")
+        term.type(":!printf 'Name: ' > /dev/tty; read n < /dev/tty; echo \"hello $n\"\r")
+        term.wait_text("│Name:")
+        term.type("early bird\r")
+        term.wait_text("hello early bird")
+        lines = term.wait_text("Press ENTER")
+        # Shown as :! shows it: the command, its output.
+        assert any(line.startswith(":!printf 'Name: '") for line in lines)
+        term.type("\r")
+        term.wait_gone("Press ENTER")
+        nvim = pynvim.attach("socket", path=term.socket)
+        try:
+            ed = Editor(nvim)
+            done = ed.wait_event("TtyOfferBangDone")[0]["data"]
+            assert (done["code"], done["output"]) == (0, ["hello early bird"])
+            assert nvim.funcs.histget(":", -1).startswith("!printf 'Name: '")
+            assert nvim.current.buffer[:] == ["first line of the notes"]
+        finally:
+            nvim.close()
+        term.wait_gone("╭")
+        assert not any("\x1b" in line or "[?" in line for line in term.lines())
+    finally:
+        term.close()

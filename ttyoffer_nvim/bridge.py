@@ -253,7 +253,7 @@ class TtyOfferHost:
         self.table.seen(int(offer_id))
 
     def release(self, offer_id: int) -> None:
-        self.table.release(int(offer_id))
+        self.table.release_unbound(int(offer_id))
 
     def configure(self, blocked_ms: float) -> None:
         self.table.configure(float(blocked_ms))

@@ -174,6 +174,9 @@ class Offer:
     # The editor received the `present` of this offer: it can show it.
     seen: bool = False
     unseen_timer: asyncio.TimerHandle | None = None
+    # Never bound (a synchronous system()): the editor said its command
+    # ended, and hears back when the offer is over, as for a bound one.
+    ended_unbound: bool = False
 
     @property
     def slave_path(self) -> str:
@@ -277,6 +280,19 @@ class OfferTable:
             offer.stray_timer = None
             data, offer.unexplained = offer.unexplained, b""
             self._present(offer, data)
+
+    def release_unbound(self, offer_id: int) -> None:
+        """The editor says the command of an offer it never bound to a pid
+        has ended (a synchronous system(), whose pid it never learns). It
+        forgets the offer when `released` comes back: after everything sent
+        about it before (its `present`, an `unserved`), which it may not
+        have served yet."""
+        offer = self._offers.get(offer_id)
+        if offer is None:  # closed already: hung up while the editor was blocked
+            self._note_released(offer_id)
+            return
+        offer.ended_unbound = True
+        self.release(offer_id)
 
     def release(self, offer_id: int) -> None:
         """The command ended: nothing can ask any more. Show what is left, close."""
@@ -469,8 +485,10 @@ class OfferTable:
         self._check_unseen_later(offer)
 
     def _check_unseen_later(self, offer: Offer) -> None:
+        # Half the time to be seen, half for the mode's answer: blocked_after
+        # is the whole wait.
         if self.blocked_after > 0:
-            offer.unseen_timer = self._loop.call_later(self.blocked_after, self._check_unseen, offer)
+            offer.unseen_timer = self._loop.call_later(self.blocked_after / 2, self._check_unseen, offer)
 
     def _waits_for_an_answer_nobody_sees(self, offer: Offer) -> bool:
         """Presented and not seen by the editor, and the command still
@@ -488,7 +506,7 @@ class OfferTable:
         offer.unseen_timer = None
         if not self._waits_for_an_answer_nobody_sees(offer):
             return
-        deadline = self._loop.call_later(self.blocked_after, self._editor_blocked, offer)
+        deadline = self._loop.call_later(self.blocked_after / 2, self._editor_blocked, offer)
         offer.unseen_timer = deadline
 
         def answered(waits_for_user: bool | None) -> None:
@@ -644,7 +662,7 @@ class OfferTable:
             return
         offer.state = State.CLOSED
         self._stop_watching(offer)
-        if offer.pid:
+        if offer.pid or offer.ended_unbound:
             self._note_released(offer.id)
         if declined:
             self._hang_up_command(offer)

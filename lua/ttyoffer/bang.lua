@@ -4,9 +4,14 @@ local M = {}
 local api = vim.api
 local config = require('ttyoffer.config')
 local expand = require('ttyoffer.expand')
+local host = require('ttyoffer.host')
 local notify = require('ttyoffer.notify')
+local originals = require('ttyoffer.originals')
 local prompts = require('ttyoffer.prompts')
 local ttyoffer = require('ttyoffer')
+
+-- The previous command, which `!` in a command stands for (as in :!).
+local previous = nil --- @type string?
 
 local function err(msg)
   notify.answer(msg, vim.log.levels.ERROR)
@@ -80,19 +85,34 @@ local function running_notice(cmd, job)
   return stop
 end
 
---- Run `args` like :!{args}, without blocking the editor.
---- @param args string the command as typed
+--- `!` in `cmd` replaced by the previous command, `\!` by `!`, as :! does.
+--- @param cmd string
+--- @return string
+function M.with_previous(cmd)
+  return (
+    cmd:gsub('(\\?)!', function(escape)
+      if escape ~= '' then
+        return '!'
+      end
+      if not previous then
+        error('E34: No previous command', 0)
+      end
+      return previous
+    end)
+  )
+end
+
+--- v:shell_error, which only the editor's own shell calls set: one that
+--- exits with `code` sets it.
+--- @param code integer
+local function set_shell_error(code)
+  code = math.max(0, math.min(code, 255))
+  originals.fn_system({ '/bin/sh', '-c', 'exit "$1"', 'sh', tostring(code) })
+end
+
+--- Start `cmd` (expanded already) and report it when it ends.
 --- @return integer? job id
-function M.run(args)
-  if vim.trim(args or '') == '' then
-    err('Bang: no command given; usage: :Bang {cmd} (see :help :Bang)')
-    return nil
-  end
-  local ok, cmd = pcall(expand.expand, args)
-  if not ok then
-    err('Bang: ' .. tostring(cmd))
-    return nil
-  end
+local function start(cmd)
   local on_data, finish = collector()
   local stop_notice = function() end
   local started, job
@@ -103,6 +123,7 @@ function M.run(args)
     on_exit = function(_, code)
       stop_notice()
       local lines = finish()
+      set_shell_error(code)
       -- The output may raise a hit-enter prompt, under which the editor
       -- serves nothing: the command's prompt window goes first.
       prompts.after_window_of(job, function()
@@ -120,6 +141,51 @@ function M.run(args)
   end
   stop_notice = running_notice(cmd, job)
   return job
+end
+
+--- Whether the host is on its way, so that a command the user started now
+--- is better off waiting for it a moment: the first moments after startup,
+--- or `nvim +'Bang …'`, which runs before the host is started at all.
+local function host_on_its_way()
+  return config.current.enabled and (host.state == 'starting' or host.state == 'stopped')
+end
+
+--- Run `args` like :!{args}, without blocking the editor.
+--- @param args string the command as typed
+--- @param opts {typed: boolean?}? typed: it came from `:!` on the command line
+--- @return integer? job id; nil when it failed or waits for the host
+function M.run(args, opts)
+  local name = (opts and opts.typed) and ':!' or 'Bang'
+  if vim.trim(args or '') == '' then
+    err('Bang: no command given; usage: :Bang {cmd} (see :help :Bang)')
+    return nil
+  end
+  -- Expanded now, where the user is: the buffer may change while it waits.
+  local ok, cmd = pcall(function()
+    return M.with_previous(expand.expand(args))
+  end)
+  if not ok then
+    err(name .. ': ' .. tostring(cmd))
+    return nil
+  end
+  previous = cmd
+  if host_on_its_way() then
+    if host.state == 'stopped' then
+      ttyoffer.start()
+    end
+    host.when_ready(config.current.startup_wait, function(ready)
+      if not ready then
+        notify.notice(
+          string.format('the host was not ready: ran without a prompt window: %s', cmd),
+          vim.log.levels.WARN,
+          host.error or 'see :checkhealth ttyoffer'
+        )
+      end
+      start(cmd)
+    end)
+    return nil
+  end
+  return start(cmd)
 end
 
 return M

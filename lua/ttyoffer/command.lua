@@ -20,6 +20,14 @@ local function status_lines()
       s.host_pid and (' (pid ' .. s.host_pid .. ')') or ''
     ),
   }
+  table.insert(
+    lines,
+    string.format(
+      '  routes: :! typed %s, Lua spawners %s',
+      s.routes.bang and 'offered' or 'stock',
+      s.routes.lua and 'wrapped' or 'stock'
+    )
+  )
   if s.host_error then
     table.insert(lines, '  host: ' .. s.host_error)
   end

@@ -29,6 +29,22 @@ M.defaults = {
   },
   -- Commands holding an offer at once; past it commands run without one.
   max_offers = 256,
+  -- The routes by which commands get the offer (besides :Bang and
+  -- require('ttyoffer').jobstart(), which always do).
+  routes = {
+    -- `:!{cmd}` typed on the command line runs like :Bang.
+    bang = true,
+    -- vim.fn.jobstart(), vim.system(), vim.fn.system() and
+    -- vim.fn.systemlist() called from Lua (by any plugin) are wrapped.
+    lua = true,
+  },
+  -- Milliseconds a command that asks may wait for an editor that serves
+  -- nothing (blocked in system(), jobwait(), a busy loop) before it is hung
+  -- up and the user told how to run it. 0: never hang up.
+  blocked_timeout = 1000,
+  -- Milliseconds :Bang and `:!` wait for a host that is still starting (the
+  -- first moments after startup) before they run without an offer.
+  startup_wait = 3000,
 }
 
 --- Whether Neovim takes `border` for a float, and why not: asked of Neovim
@@ -96,6 +112,10 @@ local validators = {
   ['keys.dismiss'] = { { 'string', 'boolean' }, key_or_false },
   ['bang.notice_delay'] = { 'number', whole_non_negative },
   max_offers = { 'number', whole_positive },
+  ['routes.bang'] = { 'boolean' },
+  ['routes.lua'] = { 'boolean' },
+  blocked_timeout = { 'number', whole_non_negative },
+  startup_wait = { 'number', whole_non_negative },
 }
 
 local function fail(fmt, ...)

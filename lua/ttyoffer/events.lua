@@ -17,6 +17,9 @@ end
 --- @param offer_id integer
 --- @param data string
 function M.present(offer_id, data)
+  -- Received: the editor is serving events, whether or not the window can
+  -- open now (the host hangs up commands whose prompt is never received).
+  host.notify('seen', offer_id)
   prompts.present(offer_id, data)
 end
 

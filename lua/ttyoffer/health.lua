@@ -52,7 +52,9 @@ local function check_python(host, install)
   else
     ok('Python (found on PATH): ' .. python)
   end
-  local out = vim.system({ python, '-I', '-c', 'import pynvim, pyte' }, { text = true, cwd = '/' }):wait()
+  local out = require('ttyoffer.originals')
+    .system({ python, '-I', '-c', 'import pynvim, pyte' }, { text = true, cwd = '/' })
+    :wait()
   if out.code == 0 then
     ok('pynvim and pyte are importable')
   else
@@ -98,7 +100,7 @@ end
 
 local function check_ptys(python)
   start('ttyoffer: pseudo-terminals')
-  local result = vim
+  local result = require('ttyoffer.originals')
     .system(
       { python or 'python3', '-I', '-c', 'import os; m, s = os.openpty(); print(os.ttyname(s))' },
       { text = true, cwd = '/' }
@@ -114,13 +116,47 @@ local function check_ptys(python)
   end
 end
 
+local function check_routes(ttyoffer)
+  start('ttyoffer: routes')
+  local routes = require('ttyoffer.routes').active()
+  local routes_config = require('ttyoffer.config').current.routes
+  ok(':Bang and require("ttyoffer").jobstart(): always offered')
+  if routes.bang then
+    ok(':!{cmd} typed on the command line: runs like :Bang (filters, :r !, :w ! and mappings stay stock)')
+  elseif routes.bang_blocked_by then
+    warn(
+      ':!{cmd} typed: stock, because <CR> on the command line is mapped already (to ' .. routes.bang_blocked_by .. ')',
+      {
+        'Remove that mapping, or use :Bang {cmd}',
+      }
+    )
+  elseif not ttyoffer.enabled() or not routes_config.bang then
+    info(':!{cmd} typed: stock (the offer or routes.bang is off)')
+  end
+  if routes.lua then
+    ok('vim.fn.jobstart(), vim.system(), vim.fn.system(), vim.fn.systemlist() from Lua: wrapped')
+  elseif ttyoffer.enabled() and routes_config.lua then
+    warn('The Lua spawners are not wrapped: another plugin replaced them after ttyoffer started', {
+      "Calls through that plugin's functions run as it decides",
+    })
+  else
+    info('Lua spawners: stock (the offer or routes.lua is off)')
+  end
+  info(
+    'Not covered: Vimscript system(), systemlist(), jobstart() and :! in mappings or scripts; '
+      .. 'terminals (:terminal, term = true) own a terminal already (see :help ttyoffer-routes)'
+  )
+end
+
 function M.check()
   if not check_support() then
     return
   end
   local host = require('ttyoffer.host')
   local python = check_python(host, require('ttyoffer.install'))
-  check_host(host, require('ttyoffer'))
+  local ttyoffer = require('ttyoffer')
+  check_host(host, ttyoffer)
+  check_routes(ttyoffer)
   check_ptys(python)
 end
 

@@ -6,6 +6,7 @@ local M = {}
 
 local layout = require('ttyoffer.layout')
 local notify = require('ttyoffer.notify')
+local originals = require('ttyoffer.originals')
 local protocol = require('ttyoffer.protocol')
 
 --- @type 'stopped'|'starting'|'ready'|'failed'
@@ -35,6 +36,8 @@ local refill_asked = nil --- @type integer?
 --- Times a spawn found no spare pty and had to ask the host and wait.
 M.dry = 0
 local refilling = false
+-- Called once the host is ready, or cannot be (see when_ready).
+local ready_waiters = {} --- @type fun(ready: boolean)[]
 -- Told when the host process ends (the editor quitting aside).
 local on_exit_handler = nil --- @type fun(message: string?)?
 
@@ -53,7 +56,7 @@ local NONE_FOUND = 'no Python 3 with pynvim and pyte: run :TtyOffer install (or 
 --- @param python string
 --- @param callback fun(ok: boolean)
 local function usable(python, callback)
-  vim.system(
+  originals.system(
     { python, '-I', '-c', REQUIRED },
     { cwd = '/' },
     vim.schedule_wrap(function(out)
@@ -123,6 +126,37 @@ local function request_stock()
   end
 end
 
+--- Call everything that waited for the host, with whether it is ready.
+local function settle_waiters()
+  local waiters = ready_waiters
+  ready_waiters = {}
+  local ready = M.state == 'ready'
+  for _, fn in ipairs(waiters) do
+    fn(ready)
+  end
+end
+
+--- `fn(ready)` once the host is ready (true), or has failed or not become
+--- ready within `timeout` ms (false); at once when it is not starting.
+--- @param timeout integer
+--- @param fn fun(ready: boolean)
+function M.when_ready(timeout, fn)
+  if M.state ~= 'starting' then
+    return fn(M.state == 'ready')
+  end
+  local called = false
+  local function once(ready)
+    if not called then
+      called = true
+      fn(ready)
+    end
+  end
+  table.insert(ready_waiters, once)
+  vim.defer_fn(function()
+    once(M.state == 'ready')
+  end, timeout)
+end
+
 --- Freshly allocated ptys from the host (its `stock` event).
 --- @param ptys {[1]: integer, [2]: string}[]
 --- @param err string
@@ -137,6 +171,7 @@ function M.add_stock(ptys, err)
   end
   if first then
     vim.api.nvim_exec_autocmds('User', { pattern = 'TtyOfferHostReady', modeline = false })
+    settle_waiters()
   end
 end
 
@@ -158,6 +193,7 @@ function M.start(on_exit)
       M.state, M.error = 'failed', tostring(err)
       -- Once: commands run as without the plugin until this is mended.
       notify.once('no-python', 'no host (see :checkhealth ttyoffer); commands run plainly: ' .. M.error)
+      settle_waiters()
       return
     end
     M.python = python
@@ -176,7 +212,7 @@ function M.spawn(python, path)
     'import sys; sys.path = [p for p in sys.path if p != ""]; import neovim; neovim.start_host()',
     path,
   }
-  local ok, job = pcall(vim.fn.jobstart, argv, {
+  local ok, job = pcall(originals.jobstart, argv, {
     rpc = true,
     on_stderr = function(_, data)
       for _, line in ipairs(data) do
@@ -197,6 +233,7 @@ function M.spawn(python, path)
   })
   if not ok or job <= 0 then
     M.state, M.error = 'failed', 'cannot start ' .. python .. ': ' .. tostring(job)
+    settle_waiters()
     return
   end
   M.job, M.chan = job, job
@@ -205,6 +242,7 @@ function M.spawn(python, path)
   -- (on_stock) is the signal that the host is up.
   local height, width = layout.size()
   refilling = true
+  pcall(vim.rpcnotify, job, protocol.method('configure', 'notify'), require('ttyoffer.config').current.blocked_timeout)
   pcall(vim.rpcnotify, job, protocol.method('refill', 'notify'), stock_batch, height, width)
   -- A host that loads but never answers (its plugin failed to import) must
   -- not stay "starting" for good.
@@ -246,6 +284,7 @@ function M.on_exit(code)
     -- the user is told once where to look.
     M.state = 'failed'
     notify.once('no-host', 'no host (see :checkhealth ttyoffer); commands run plainly: ' .. M.error)
+    settle_waiters()
     return
   end
   -- Come back for later commands.

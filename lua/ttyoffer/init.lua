@@ -10,17 +10,26 @@ local config = require('ttyoffer.config')
 local highlights = require('ttyoffer.highlights')
 local host = require('ttyoffer.host')
 local notify = require('ttyoffer.notify')
+local originals = require('ttyoffer.originals')
 local prompts = require('ttyoffer.prompts')
 local records = require('ttyoffer.records')
+local routes = require('ttyoffer.routes')
 local spawn = require('ttyoffer.spawn')
 local title = require('ttyoffer.title')
 local typing = require('ttyoffer.typing')
+
+-- Whether start() ran: setup() after it applies the routes at once.
+local started = false
 
 --- Configure the plugin. Errors (unknown key, wrong type) change nothing.
 --- @param opts table?
 function M.setup(opts)
   config.current = config.merge(opts, config.current)
   highlights.define()
+  if started then
+    routes.apply()
+    host.notify('configure', config.current.blocked_timeout)
+  end
 end
 
 --- @return boolean
@@ -49,12 +58,14 @@ end
 --- Start what runs in the background: the host (without waiting for it)
 --- and the note of when the user types. Called once the editor has started.
 function M.start()
+  started = true
   highlights.define()
   typing.watch()
   if config.current.enabled then
     host.start(host_exited)
     host.refill() -- after :TtyOffer off gave the spares back
   end
+  routes.apply()
 end
 
 function M.enable()
@@ -66,6 +77,7 @@ end
 --- (no command sees them), so that on is instant again.
 function M.disable()
   config.current.enabled = false
+  routes.apply()
 end
 
 function M.toggle()
@@ -113,34 +125,65 @@ end
 -- environment (names that are not shell identifiers).
 local ENV_PROGRAM = vim.fn.exepath('env')
 
---- Why this command gets no offer, or nil (and then a spare pty for it).
---- @param program string|true what resolve() found
---- @param restore string[] environment entries env(1) must put back
---- @return string? reason, integer? offer_id, string? slave
-local function take_offer(program, opts, restore)
+--- Why this command gets no offer, or nil: what is known before looking
+--- at the command (cheap, so that a spawn that gets none pays little).
+--- @param opts table?
+--- @return string?
+local function skip_reason(opts)
   local reason = spawn.skip_reason(opts, {
     enabled = config.current.enabled,
     host_ready = host.ready(),
     at_capacity = records.live() >= config.current.max_offers,
   })
-  if not reason and #restore > 0 and (ENV_PROGRAM == '' or program:find('=', 1, true)) then
-    -- env(1) would be needed, and is missing or would take the program
-    -- for one more entry.
-    reason = 'environment names /bin/sh would drop'
-  end
   if reason == 'host not available' and config.current.enabled and host.state == 'stopped' then
     -- For the next command, after this one: starting a process takes time
     -- this command must not wait for.
     vim.schedule(M.start)
   end
+  return reason
+end
+
+--- The command to spawn instead of `cmd`, with its offer; nil when `cmd`
+--- runs as it is (the reason is counted for `:TtyOffer status`, or there is
+--- none: the spawner itself must judge the command and report its error).
+--- @param cmd string|string[]
+--- @param opts table? jobstart()-style options (env, clear_env, detach…)
+--- @param locate fun(cmd: string|string[], opts: table?): string|true|nil
+---   the program as the spawner finds it (resolve() or the like), nil when
+---   the spawner must judge the command
+--- @return (string|string[])? command, integer? offer_id
+local function offered_command(cmd, opts, locate)
+  local reason = skip_reason(opts)
+  local program = not reason and locate(cmd, opts)
+  if not reason and not program then
+    return nil
+  end
+  local restore = {}
+  if not reason and program ~= true then
+    restore = spawn.entries_sh_would_drop(opts, vim.uv.os_environ())
+    if #restore > 0 and (ENV_PROGRAM == '' or program:find('=', 1, true)) then
+      -- env(1) would be needed, and is missing or would take the program
+      -- for one more entry.
+      reason = 'environment names /bin/sh would drop'
+    end
+  end
+  local offer_id, slave
+  if not reason then
+    offer_id, slave = host.take()
+    reason = not offer_id and 'no pty' or nil
+  end
   if reason then
-    return reason
+    records.skipped(reason)
+    return nil
   end
-  local offer_id, slave = host.take()
-  if not offer_id then
-    return 'no pty'
-  end
-  return nil, offer_id, slave
+  local shell = type(cmd) == 'string' and { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag } or nil
+  local command = spawn.command(cmd, slave, shell, opts, {
+    program = program ~= true and program or nil,
+    pwd = vim.env.PWD,
+    env_program = ENV_PROGRAM,
+    restore = restore,
+  })
+  return command, offer_id
 end
 
 --- The caller's options, with its on_exit (if any) wrapped to note the exit
@@ -176,20 +219,17 @@ function M.jobstart(cmd, opts)
     -- Exactly the caller's call (an empty table of ours would not even be
     -- taken for a dictionary).
     if opts == nil then
-      return vim.fn.jobstart(cmd)
+      return originals.jobstart(cmd)
     end
-    return vim.fn.jobstart(cmd, opts)
+    return originals.jobstart(cmd, opts)
   end
   local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
-  local program = valid and (opts == nil or type(opts) == 'table') and resolve(cmd, opts)
-  if not program then
+  if not (valid and (opts == nil or type(opts) == 'table')) then
     -- jobstart() itself reports the error and returns 0 or -1, exactly as stock.
     return plain()
   end
-  local restore = program ~= true and spawn.entries_sh_would_drop(opts, vim.uv.os_environ()) or {}
-  local reason, offer_id, slave = take_offer(program, opts, restore)
-  if reason then
-    records.skipped(reason)
+  local command, offer_id = offered_command(cmd, opts, resolve)
+  if not command then
     return plain()
   end
   local record --- @type ttyoffer.Record?
@@ -198,21 +238,14 @@ function M.jobstart(cmd, opts)
       record.code = code
     end
   end)
-  local shell = type(cmd) == 'string' and { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag } or nil
-  local command = spawn.command(cmd, slave, shell, opts, {
-    program = program ~= true and program or nil,
-    pwd = vim.env.PWD,
-    env_program = ENV_PROGRAM,
-    restore = restore,
-  })
   local ok, job
   -- No options of ours when the caller gave none: Neovim keeps memory for
   -- every job given an options dictionary, even an empty one (measured:
   -- +5.9 MB over 10,000 commands).
   if wrapped == nil then
-    ok, job = pcall(vim.fn.jobstart, command)
+    ok, job = pcall(originals.jobstart, command)
   else
-    ok, job = pcall(vim.fn.jobstart, command, wrapped)
+    ok, job = pcall(originals.jobstart, command, wrapped)
   end
   if not ok or job <= 0 then
     host.notify('dismiss', offer_id)
@@ -226,6 +259,104 @@ function M.jobstart(cmd, opts)
   records.add(record)
   host.notify('bind', offer_id, pid)
   return job
+end
+
+--- The program of a vim.system() command, as given (uv.spawn puts it in
+--- argv[0] as it is, and looks it up on the command's own PATH, from its
+--- `cwd`); nil when vim.system() must judge it (and raise its error).
+--- @param cmd string[]
+--- @param opts table?
+--- @return string?
+local function locate_for_system(cmd, opts)
+  local program = cmd[1]
+  if type(program) ~= 'string' or program == '' then
+    return nil
+  end
+  if opts and opts.cwd ~= nil and (type(opts.cwd) ~= 'string' or not vim.uv.fs_stat(opts.cwd)) then
+    return nil
+  end
+  if program:find('/') then
+    -- A relative path is the command's to find from its `cwd`.
+    if program:sub(1, 1) ~= '/' and opts and opts.cwd then
+      return nil
+    end
+  elseif opts and type(opts.env) == 'table' and opts.env.PATH ~= nil then
+    return nil
+  end
+  return vim.fn.executable(program) == 1 and program or nil
+end
+
+--- Same contract as |vim.system()|, plus the offer: same object, same
+--- callbacks, same errors. The command is started in a session of its own
+--- (uv.spawn's `detached`), as jobstart() does, for the offered terminal to
+--- become its controlling one. Its `wait()` lets the user answer a prompt
+--- that opens while the caller waits.
+--- @param cmd string[]
+--- @param opts vim.SystemOpts?
+--- @param on_exit fun(out: vim.SystemCompleted)?
+--- @return vim.SystemObj
+function M.system(cmd, opts, on_exit)
+  if type(opts) == 'function' and on_exit == nil then
+    on_exit, opts = opts, nil
+  end
+  local function plain()
+    return originals.system(cmd, opts, on_exit)
+  end
+  local valid = type(cmd) == 'table' and #cmd > 0 and (opts == nil or type(opts) == 'table')
+  if not valid or (on_exit ~= nil and type(on_exit) ~= 'function') then
+    return plain()
+  end
+  local command, offer_id = offered_command(cmd, opts, locate_for_system)
+  if not command then
+    return plain()
+  end
+  local own_session = vim.tbl_extend('force', opts or {}, { detach = true })
+  local ok, obj = pcall(originals.system, command, own_session, on_exit)
+  if not ok then
+    host.notify('dismiss', offer_id)
+    records.skipped('spawn failed')
+    return plain()
+  end
+  obj.cmd = cmd
+  records.add({ id = offer_id, pid = obj.pid, cmd = cmd, state = 'armed' })
+  host.notify('bind', offer_id, obj.pid)
+  require('ttyoffer.waiting').answerable_wait(obj)
+  return obj
+end
+
+--- system() and systemlist() with the offer: `stock_fn` is the original.
+--- The editor serves nothing while they run, so a prompt cannot be shown:
+--- the command is hung up when it asks (after `blocked_timeout`) and the
+--- user is told what asked and how to run it so it can be answered. Without
+--- the terminal it would have failed at once, or asked on the editor's.
+local function run_blocking(stock_fn, cmd, ...)
+  local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
+  local command, offer_id
+  if valid then
+    command, offer_id = offered_command(cmd, nil, resolve)
+  end
+  if not command then
+    return stock_fn(cmd, ...)
+  end
+  records.add({ id = offer_id, pid = 0, cmd = cmd, state = 'armed' })
+  local ok, result = pcall(stock_fn, command, ...)
+  -- Its pid was never known: the host learns of the end from here, and the
+  -- record goes with the host's `released`, after what it sent before.
+  host.notify('release', offer_id)
+  if not ok then
+    error(result, 0)
+  end
+  return result
+end
+
+--- Same contract as |system()|, plus the offer (see run_blocking).
+function M.fn_system(cmd, ...)
+  return run_blocking(originals.fn_system, cmd, ...)
+end
+
+--- Same contract as |systemlist()|, plus the offer (see run_blocking).
+function M.systemlist(cmd, ...)
+  return run_blocking(originals.systemlist, cmd, ...)
 end
 
 --- Decline the prompt on screen, or the offer with the given id.
@@ -243,6 +374,7 @@ function M.status()
     host_pid = host.pid,
     host_error = host.error,
     host_unanswered_ms = host.unanswered_for(),
+    routes = routes.active(),
     offers = M.offers(),
     live = records.live(),
     max_offers = config.current.max_offers,

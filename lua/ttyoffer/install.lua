@@ -6,6 +6,7 @@
 local M = {}
 
 local notify = require('ttyoffer.notify')
+local originals = require('ttyoffer.originals')
 
 --- The plugin's checkout: three folders above this file.
 M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
@@ -51,10 +52,10 @@ end
 --- ends, on the editor's loop.
 local function step(argv, sync, next)
   if sync then
-    return next(vim.system(argv, { text = true, cwd = '/' }):wait())
+    return next(originals.system(argv, { text = true, cwd = '/' }):wait())
   end
   -- From /, so that nothing of the editor's current folder is imported.
-  vim.system(argv, { text = true, cwd = '/' }, vim.schedule_wrap(next))
+  originals.system(argv, { text = true, cwd = '/' }, vim.schedule_wrap(next))
 end
 
 --- Make (or update) the venv and install the host's requirements into it.

@@ -115,7 +115,7 @@ end
 
 --- Take the window down. A decline hangs the command's terminal up.
 --- @param prompt ttyoffer.Prompt
---- @param reason 'dismissed'|'exited'|'host exited'
+--- @param reason 'dismissed'|'exited'|'host exited'|'hung up'
 local function close(prompt, reason)
   if prompt.closing then
     return
@@ -234,6 +234,29 @@ function M.output(id, data)
       M.trace(id, data)
     end
   end
+end
+
+--- Keys for the prompt on screen, typed while the editor waits on a
+--- command (the window does not take them itself then).
+--- @param data string
+function M.type(data)
+  if current and current.window and not current.closing then
+    host.notify('input', current.id, data)
+  end
+end
+
+--- The command was hung up before its prompt could be shown: it is taken
+--- down without a trace of a window.
+--- @param id integer
+function M.hung_up(id)
+  local prompt, index = find(id)
+  if not prompt then
+    return
+  end
+  if index then
+    return unqueue(prompt, index, 'hung up')
+  end
+  close(prompt, 'hung up')
 end
 
 --- The question on the command's screen changed.

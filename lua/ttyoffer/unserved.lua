@@ -1,0 +1,45 @@
+-- A command asked while the editor served nothing (blocked in system(),
+-- jobwait(), a plugin's busy loop): no window could open, so the host hung
+-- it up rather than let it wait for good. Now that the editor is free the
+-- user is told which command asked, what, and how to run it so that the
+-- question can be answered.
+local M = {}
+
+local notify = require('ttyoffer.notify')
+local prompts = require('ttyoffer.prompts')
+local records = require('ttyoffer.records')
+local title = require('ttyoffer.title')
+
+-- Room for the question in the notice.
+local QUESTION_LIMIT = 60
+
+--- The command as a :Bang argument.
+--- @param cmd string|string[]
+--- @return string
+function M.as_bang_argument(cmd)
+  if type(cmd) == 'string' then
+    return cmd
+  end
+  return table.concat(vim.tbl_map(vim.fn.shellescape, cmd), ' ')
+end
+
+--- @param offer_id integer
+--- @param question string what the command's screen asked ('' if unknown)
+function M.tell(offer_id, question)
+  local record = records.get(offer_id)
+  -- Its `present` came first, when the editor got free: no window for it.
+  prompts.hung_up(offer_id)
+  records.set_state(offer_id, 'closed')
+  local what = record and title.of_command(record.cmd) or ('offer ' .. offer_id)
+  local asked = question ~= '' and string.format(' "%s"', title.sanitize(question, QUESTION_LIMIT)) or ''
+  local rerun = record and title.sanitize(M.as_bang_argument(record.cmd), math.huge) or nil
+  local advice = rerun and ('; to answer it, run :Bang ' .. rerun) or ''
+  notify.notice(string.format('%s asked%s while the editor was busy: hung up%s', what, asked, advice))
+  vim.api.nvim_exec_autocmds('User', {
+    pattern = 'TtyOfferUnserved',
+    modeline = false,
+    data = { id = offer_id, title = what, question = question, rerun = rerun },
+  })
+end
+
+return M

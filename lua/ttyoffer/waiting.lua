@@ -1,0 +1,123 @@
+-- Waiting for a command whose prompt may need an answer meanwhile.
+--
+-- vim.system():wait() waits serving only "fast" events, so the prompt's
+-- window could not open before the command ended, and it would never end.
+-- The wait here serves the editor's events (as vim.wait() does by default),
+-- so the window opens, and passes the keys the user types to the prompt on
+-- screen: during a wait the editor does not read them itself.
+local M = {}
+
+local config = require('ttyoffer.config')
+local prompts = require('ttyoffer.prompts')
+
+-- How often the screen is redrawn while a prompt is up (ms): the editor
+-- redraws only when the wait is over.
+local REDRAW_MS = 20
+
+-- Keys as getcharstr() returns them -> what a terminal sends for them.
+local TERMINAL_KEYS = {
+  ['<BS>'] = '\127',
+  ['<Del>'] = '\27[3~',
+  ['<Up>'] = '\27[A',
+  ['<Down>'] = '\27[B',
+  ['<Right>'] = '\27[C',
+  ['<Left>'] = '\27[D',
+  ['<Home>'] = '\27[H',
+  ['<End>'] = '\27[F',
+  ['<S-Tab>'] = '\27[Z',
+  ['<PageUp>'] = '\27[5~',
+  ['<PageDown>'] = '\27[6~',
+}
+local translated = nil --- @type table<string, string>?
+
+--- What the terminal gets for `key`; nil for a key it has no bytes for
+--- (mouse, function keys of the editor's own).
+--- @param key string
+--- @return string?
+local function terminal_bytes(key)
+  if not translated then
+    translated = {}
+    for name, bytes in pairs(TERMINAL_KEYS) do
+      translated[vim.keycode(name)] = bytes
+    end
+  end
+  if translated[key] then
+    return translated[key]
+  end
+  if key:byte(1) == 0x80 then -- one of the editor's special keys
+    return nil
+  end
+  return key
+end
+
+--- Give what the user typed to the prompt on screen; the dismiss key
+--- declines it, as in its window.
+local function pass_typed_keys()
+  local dismiss = config.current.keys.dismiss
+  local dismiss_key = dismiss and vim.keycode(dismiss)
+  while vim.fn.getchar(1) ~= 0 do
+    local key = vim.fn.getcharstr()
+    if key == dismiss_key then
+      prompts.dismiss()
+    else
+      local bytes = terminal_bytes(key)
+      if bytes then
+        prompts.type(bytes)
+      end
+    end
+  end
+end
+
+--- Wait until `done()`, at most `timeout` ms (nil: no limit), serving the
+--- editor's events and, while a prompt is up, passing it the user's keys.
+--- @param done fun(): boolean
+--- @param timeout integer?
+--- @return boolean whether done
+function M.until_done(done, timeout)
+  local deadline = timeout and timeout >= 0 and (vim.uv.now() + timeout) or nil
+  while not done() do
+    local left = deadline and (deadline - vim.uv.now()) or REDRAW_MS
+    if left <= 0 then
+      return false
+    end
+    vim.wait(math.min(left, REDRAW_MS), function()
+      return done() or (prompts.current_id() ~= nil and vim.fn.getchar(1) ~= 0)
+    end, 5)
+    if prompts.current_id() ~= nil then
+      pass_typed_keys()
+      vim.cmd.redraw()
+    end
+  end
+  return true
+end
+
+--- Make `obj:wait()` (a vim.system() object) answerable. Falls back to the
+--- object's own wait where it cannot serve events (in a fast callback) or
+--- when vim.system's internals are not those it knows.
+--- @param obj vim.SystemObj
+function M.answerable_wait(obj)
+  local stock_wait = obj.wait
+  local state = rawget(obj, '_state')
+  if type(state) ~= 'table' or type(obj._timeout) ~= 'function' then
+    return
+  end
+  obj.wait = function(self, timeout)
+    if vim.in_fast_event() then
+      return stock_wait(self, timeout)
+    end
+    local limit = timeout or state.timeout
+    if M.until_done(function()
+      return state.result ~= nil
+    end, limit) then
+      return state.result
+    end
+    -- As stock: out of time, the command is killed (exit code 124).
+    self:_timeout(9)
+    vim.wait(limit or vim._maxint, function()
+      return state.result ~= nil
+    end, nil, true)
+    return state.result
+  end
+end
+
+return M
