@@ -266,3 +266,20 @@ def test_bang_at_startup_waits_for_the_host(sandbox: Sandbox) -> None:
         type_into_the_prompt(ed, "Name:", "early<CR>")
         done = ed.wait_event("TtyOfferBangDone")[0]["data"]
         assert (done["code"], done["output"]) == (0, ["hello early"])
+
+
+def test_checkhealth_says_which_routes_are_covered(sandbox: Sandbox) -> None:
+    with editor(sandbox) as ed:
+        ed.nvim.command("checkhealth ttyoffer")
+        report = "\n".join(ed.nvim.current.buffer[:])
+        assert ":!{cmd} typed on the command line: runs like :Bang" in report
+        assert "vim.system(), vim.fn.system(), vim.fn.systemlist() from Lua: wrapped" in report
+        assert "Not covered: Vimscript system()" in report
+        # A <CR> mapping of the user's own is kept, and health says why :! is stock.
+        ed.nvim.command("TtyOffer off")
+        ed.nvim.command("cnoremap <CR> <CR>")
+        ed.nvim.command("TtyOffer on")
+        assert ed.nvim.funcs.maparg("<CR>", "c") == "<CR>"
+        ed.nvim.command("checkhealth ttyoffer")
+        report = "\n".join(ed.nvim.current.buffer[:])
+        assert "because <CR> on the command line is mapped already" in report

@@ -22,6 +22,11 @@ describe('merge', function()
     { { float = 3 }, 'option "float" must be a table' },
     { { keys = { dismiss = true } }, 'option "keys.dismiss" must be a key' },
     { { max_offers = 'many' }, 'option "max_offers" must be a number' },
+    { { routes = { bang = 'yes' } }, 'option "routes.bang" must be a boolean' },
+    { { routes = { luaa = true } }, 'unknown option "routes.luaa"; known options under "routes": bang, lua' },
+    { { routes = false }, 'option "routes" must be a table' },
+    { { blocked_timeout = -5 }, 'option "blocked_timeout" must be a whole number of milliseconds' },
+    { { startup_wait = '3s' }, 'option "startup_wait" must be a number' },
   }
   it('accepts every border Neovim takes', function()
     for _, border in ipairs({ 'none', 'single', 'double', 'rounded', 'solid', 'shadow', { '+' }, { '+', '-' } }) do
