@@ -254,9 +254,18 @@ def test_a_blocked_editor_hangs_the_asker_up_and_says_how_to_answer(sandbox: San
         job = ed.lua("return vim.fn.jobstart({'sh', '-c', ...})", ask)
         assert ed.nvim.funcs.jobwait([job], 20000) != [-1]
         ed.wait_event("TtyOfferUnserved", 2)
+        # A plugin's busy loop, with a shorter bound: the same.
+        ed.lua("require('ttyoffer').setup({ blocked_timeout = 400 })")
+        ed.lua(
+            "_G.busy_job = vim.fn.jobstart({'sh', '-c', ...}) "
+            "local t = vim.uv.hrtime() while vim.uv.hrtime() - t < 1.5e9 do end",
+            ask,
+        )
+        assert ed.wait_event("TtyOfferUnserved", 3)[2]["data"]["question"].startswith("Secret word")
+        assert ed.nvim.funcs.jobwait([ed.lua("return _G.busy_job")], 10000) != [-1]
         # A command that never asks is never touched.
         assert ed.lua("return { vim.fn.system('sleep 1.5; echo fine'), vim.v.shell_error }") == ["fine\n", 0]
-        assert len(ed.events("TtyOfferUnserved")) == 2
+        assert len(ed.events("TtyOfferUnserved")) == 3
 
 
 def test_bang_at_startup_waits_for_the_host(sandbox: Sandbox) -> None:

@@ -3,13 +3,15 @@ editor's own screen comes back intact."""
 
 from __future__ import annotations
 
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pynvim
 import pytest
 
-from harness import Editor, Sandbox
+from harness import Editor, Sandbox, wait_until
 from tui import Tui
 
 pytestmark = pytest.mark.tui
@@ -156,3 +158,35 @@ def test_typed_bang_right_as_the_editor_appears(sandbox: Sandbox, tmp_path: Path
         assert not any("\x1b" in line or "[?" in line for line in term.lines())
     finally:
         term.close()
+
+
+def test_a_prompt_waits_for_the_user_at_a_hit_enter_prompt(tui: tuple[Tui, Editor]) -> None:
+    # At a hit-enter prompt Neovim serves nothing, but the user is there and
+    # will come back: unlike a blocked editor, the command is not hung up.
+    term, ed = tui
+    ed.lua("require('ttyoffer').setup({ blocked_timeout = 300 })")
+    marker = "hit-enter-asker"
+    term.type(f":Bang sleep 0.3; printf 'Key: ' > /dev/tty; read k < /dev/tty; echo \"{marker} $k\"\r")
+    term.type(':echo "one\\ntwo"\r')
+    term.wait_text("Press ENTER")
+
+    def asker_alive() -> bool:
+        found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+        return found.returncode == 0
+
+    wait_until(asker_alive, what="the command to start")
+    # Several times blocked_timeout at the hit-enter prompt: still waiting.
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline:
+        assert asker_alive()
+        assert term.showing("Press ENTER")
+        time.sleep(0.1)
+    term.type("\r")
+    term.wait_text("│Key:")
+    term.type("yes\r")
+    term.wait_text(f"{marker} yes")
+    term.wait_text("Press ENTER")
+    term.type("\r")
+    done = ed.wait_event("TtyOfferBangDone")[0]["data"]
+    assert (done["code"], done["output"]) == (0, [f"{marker} yes"])
+    assert ed.events("TtyOfferUnserved") == []

@@ -31,10 +31,13 @@ the writer is hung up and the offer stays armed, clean, for its command.
 An editor that is blocked (Vimscript's system() or jobwait(), a plugin's
 busy loop) serves no notification: the offer's window cannot open, and the
 command would wait for an answer forever, the editor perhaps waiting on it.
-The editor says when it has received an offer's `present` (`seen`). For one
-not seen in time the editor is asked its mode, which it answers at once while
-it waits for the user (a hit-enter prompt: they will come back to it) and
-whenever it serves its events; when it does not answer in time either, it is
+The same holds for a window that opened just before the editor blocked: it
+is not even drawn, and no key reaches it. So while a prompt is on its way
+to the user or in front of them, and its command runs, the editor is asked
+its mode every half `blocked_after` (`seen`, the editor's receipt of the
+`present`, restarts the count). Neovim answers at once while it waits for
+the user (a hit-enter prompt: they will come back to it) and whenever it
+serves its events; when it does not answer within the other half, it is
 blocked: the command is hung up, as a declined prompt is, and the user told
 later (`unserved`).
 
@@ -91,11 +94,11 @@ MAX_PENDING_INPUT = 1024 * 1024
 # would explain it (a command that wrote and exited before its pid arrived)
 # before the writer is taken for a stray and hung up.
 STRAY_GRACE = 0.5
-# How long a presented offer may go unseen by the editor before the editor is
-# asked its mode, and how long it has to answer before it is taken for
-# blocked (`configure` sets it): long enough for an editor that is merely
-# busy for a moment, short enough that a command waiting on a question nobody
-# can see is not left waiting long.
+# How long a command may wait on a question while the editor serves nothing
+# before it is hung up (`configure` sets it): half of it between the checks
+# of the editor, half for its answer. Long enough for an editor that is
+# merely busy for a moment, short enough that a command waiting on a
+# question nobody can see is not left waiting long.
 BLOCKED_AFTER = 1.0
 # The smallest terminal a pty is given. The window's size is the editor's
 # to choose (its layout rule lives on the Lua side); this only keeps a size
@@ -173,7 +176,7 @@ class Offer:
     sequences: SequenceFilter = field(default_factory=SequenceFilter)
     # The editor received the `present` of this offer: it can show it.
     seen: bool = False
-    unseen_timer: asyncio.TimerHandle | None = None
+    editor_check: asyncio.TimerHandle | None = None
     # Never bound (a synchronous system()): the editor said its command
     # ended, and hears back when the offer is over, as for a bound one.
     ended_unbound: bool = False
@@ -321,18 +324,20 @@ class OfferTable:
             self._close(offer, declined=True)
 
     def seen(self, offer_id: int) -> None:
-        """The editor has received the offer's `present`: it is not blocked,
-        and the window is its to open when it can (the user may be typing)."""
+        """The editor has received the offer's `present`: it serves its
+        events now, and the window is its to open when it can (the user may
+        be typing)."""
         offer = self._offers.get(offer_id)
         if offer is None:
             return
         offer.seen = True
-        self._cancel_unseen_timer(offer)
+        # It serves its events now: the next check starts from here.
+        self._cancel_editor_check(offer)
+        self._check_editor_later(offer)
 
     def configure(self, blocked_ms: float) -> None:
-        """How long a presented offer may go unseen before the editor is asked
-        its mode, and how long it then has to answer before it is taken for
-        blocked; 0 or less: never."""
+        """How long a command may wait on a question while the editor serves
+        nothing before it is hung up; 0 or less: never."""
         self.blocked_after = blocked_ms / 1000
 
     def attach(self, offer_id: int, rows: int, cols: int) -> None:
@@ -482,53 +487,54 @@ class OfferTable:
         # screen costs milliseconds the user would wait for the window).
         self._presenter.present(offer, data)
         self._schedule_prompt(offer)
-        self._check_unseen_later(offer)
+        self._check_editor_later(offer)
 
-    def _check_unseen_later(self, offer: Offer) -> None:
-        # Half the time to be seen, half for the mode's answer: blocked_after
-        # is the whole wait.
+    def _check_editor_later(self, offer: Offer) -> None:
+        # Half between checks, half for the mode's answer: blocked_after is
+        # the whole wait.
         if self.blocked_after > 0:
-            offer.unseen_timer = self._loop.call_later(self.blocked_after / 2, self._check_unseen, offer)
+            check = self._loop.call_later(self.blocked_after / 2, self._check_editor_serves, offer)
+            offer.editor_check = check
 
-    def _waits_for_an_answer_nobody_sees(self, offer: Offer) -> bool:
-        """Presented and not seen by the editor, and the command still
-        running: a command that has ended waits on nothing, what it wrote
-        simply waits in the pty for its window."""
-        return offer.state is State.PRESENTED and not offer.seen and not offer.released
+    def _waits_for_an_answer(self, offer: Offer) -> bool:
+        """Its prompt is on its way to the user or in front of them, and the
+        command still runs: one that has ended waits on nothing (what it
+        wrote simply waits in the pty for its window)."""
+        return offer.state in (State.PRESENTED, State.ATTACHED) and not offer.released
 
-    def _check_unseen(self, offer: Offer) -> None:
-        """The editor has not received the offer's `present` in time: it may
-        be blocked. Asked its mode, Neovim answers at once while it waits for
-        the user (a hit-enter prompt, which serves nothing else meanwhile),
-        and otherwise once it serves its events again: never while it is
-        blocked in system(), jobwait() or a busy loop. So no answer in time
-        is the sign of a blocked editor."""
-        offer.unseen_timer = None
-        if not self._waits_for_an_answer_nobody_sees(offer):
+    def _check_editor_serves(self, offer: Offer) -> None:
+        """Whether the editor can still show the prompt and pass it keys.
+        Asked its mode, Neovim answers at once while it waits for the user
+        (a hit-enter prompt, which serves nothing else meanwhile), and
+        otherwise once it serves its events again: never while it is blocked
+        in system(), jobwait() or a busy loop. So no answer in time is the
+        sign of a blocked editor."""
+        offer.editor_check = None
+        if not self._waits_for_an_answer(offer):
             return
         deadline = self._loop.call_later(self.blocked_after / 2, self._editor_blocked, offer)
-        offer.unseen_timer = deadline
+        offer.editor_check = deadline
 
         def answered(waits_for_user: bool | None) -> None:
-            if offer.unseen_timer is not deadline:
+            if offer.editor_check is not deadline:
                 return  # too late: seen, hung up or ended meanwhile
             deadline.cancel()
-            offer.unseen_timer = None
+            offer.editor_check = None
             if waits_for_user is None:
                 return  # the editor is going away; so is this host
             # Not blocked. Waiting for the user, who will come back to it;
             # or serving its events again, the offer's `present` among them
             # (sent before the question), and its `seen` on the way. Looked
             # at again later all the same.
-            if self._waits_for_an_answer_nobody_sees(offer):
-                self._check_unseen_later(offer)
+            if self._waits_for_an_answer(offer):
+                self._check_editor_later(offer)
 
         self._presenter.editor_waits_for_user(answered)
 
     def _editor_blocked(self, offer: Offer) -> None:
         """The editor did not even answer for its mode: it serves nothing."""
-        offer.unseen_timer = None
-        if self._waits_for_an_answer_nobody_sees(offer):
+        offer.editor_check = None
+        if self._waits_for_an_answer(offer):
             self._hang_up_unserved(offer)
 
     def _hang_up_unserved(self, offer: Offer) -> None:
@@ -682,15 +688,15 @@ class OfferTable:
         if offer.stray_timer is not None:
             offer.stray_timer.cancel()
             offer.stray_timer = None
-        self._cancel_unseen_timer(offer)
+        self._cancel_editor_check(offer)
         if offer.pty.master >= 0:
             self._loop.remove_reader(offer.pty.master)
             self._loop.remove_writer(offer.pty.master)
 
-    def _cancel_unseen_timer(self, offer: Offer) -> None:
-        if offer.unseen_timer is not None:
-            offer.unseen_timer.cancel()
-            offer.unseen_timer = None
+    def _cancel_editor_check(self, offer: Offer) -> None:
+        if offer.editor_check is not None:
+            offer.editor_check.cancel()
+            offer.editor_check = None
 
     def _hang_up_command(self, offer: Offer) -> None:
         """A declined command is sent its SIGHUP first, as the terminal's

@@ -39,14 +39,14 @@ NOTIFICATIONS: dict[str, tuple[str, ...]] = {
     "resize": ("offer_id", "rows", "cols"),
     "resize_armed": ("rows", "cols"),
     # The editor has received the offer's `present` (window or not yet): it
-    # is not blocked, the offer is not to be hung up for want of it.
+    # serves its events now; the next check of it starts from here.
     "seen": ("offer_id",),
     # The offer's command has ended (one never bound to a pid, such as a
     # synchronous system()'s).
     "release": ("offer_id",),
-    # Milliseconds a presented offer may go unseen before the editor is asked
-    # its mode, and then has to answer in before it is taken for blocked and
-    # the command hung up; 0 or less: never.
+    # Milliseconds a command may wait on a question while the editor serves
+    # nothing before it is hung up (half between checks of the editor's mode,
+    # half for the answer); 0 or less: never.
     "configure": ("blocked_ms",),
 }
 

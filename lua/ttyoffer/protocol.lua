@@ -42,15 +42,15 @@ M.methods = {
   ack = { kind = 'notify', args = { 'offer_id', 'count' } },
   resize = { kind = 'notify', args = { 'offer_id', 'rows', 'cols' } },
   resize_armed = { kind = 'notify', args = { 'rows', 'cols' } },
-  -- This offer's `present` was received (window or not yet): the editor is
-  -- not blocked, the command is not to be hung up for want of it.
+  -- This offer's `present` was received (window or not yet): the editor
+  -- serves its events now; the next check of it starts from here.
   seen = { kind = 'notify', args = { 'offer_id' } },
   -- The offer's command has ended (one never bound to a pid, such as a
   -- synchronous system()'s).
   release = { kind = 'notify', args = { 'offer_id' } },
-  -- Milliseconds a presented offer may go unseen before the editor is asked
-  -- its mode, and then has to answer in before it is taken for blocked and
-  -- the command hung up; 0 or less: never.
+  -- Milliseconds a command may wait on a question while the editor serves
+  -- nothing before it is hung up (half between checks of the editor's mode,
+  -- half for the answer); 0 or less: never.
   configure = { kind = 'notify', args = { 'blocked_ms' } },
 }
 
