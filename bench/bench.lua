@@ -12,32 +12,18 @@ local function ms(ns)
   return ns / 1e6
 end
 
---- Sequential spawn + jobwait of `true`: plain, through the offer, and (for
---- list commands) through a bare `/bin/sh -c 'exec "$@"'`, the floor any
---- shell prologue pays. The order rotates so drift hits all alike.
+--- `n` rounds of each of `fns` (name -> a spawn that returns once its
+--- command has ended), in an order that rotates so drift hits all alike.
 --- @param n integer
---- @param kind 'list'|'string'
-function B.spawn(n, kind)
-  local cmd = kind == 'list' and { 'true' } or 'true'
-  local fns = {
-    plain = function()
-      return originals.jobstart(cmd)
-    end,
-    offer = function()
-      return ttyoffer.jobstart(cmd)
-    end,
-    sh = function()
-      return originals.jobstart({ '/bin/sh', '-c', 'exec "$@"', 'sh', 'true' })
-    end,
-  }
-  local names = kind == 'list' and { 'plain', 'offer', 'sh' } or { 'plain', 'offer' }
+--- @param names string[]
+--- @param fns table<string, fun()>
+local function rotating(n, names, fns)
   local samples = { plain = {}, offer = {}, sh = {} }
   for i = 1, n do
     for k = 1, #names do
       local name = names[(i + k) % #names + 1]
       local t0 = hrtime()
-      local job = fns[name]()
-      vim.fn.jobwait({ job }, 10000)
+      fns[name]()
       table.insert(samples[name], ms(hrtime() - t0))
     end
     -- Let the host's refills and releases land, as between user commands.
@@ -48,36 +34,46 @@ function B.spawn(n, kind)
   return samples
 end
 
+--- Sequential spawn + jobwait of `true`: plain, through the offer, and (for
+--- list commands) through a bare `/bin/sh -c 'exec "$@"'`, the floor any
+--- shell prologue pays.
+--- @param n integer
+--- @param kind 'list'|'string'
+function B.spawn(n, kind)
+  local cmd = kind == 'list' and { 'true' } or 'true'
+  local function ended(job)
+    vim.fn.jobwait({ job }, 10000)
+  end
+  local fns = {
+    plain = function()
+      ended(originals.jobstart(cmd))
+    end,
+    offer = function()
+      ended(ttyoffer.jobstart(cmd))
+    end,
+    sh = function()
+      ended(originals.jobstart({ '/bin/sh', '-c', 'exec "$@"', 'sh', 'true' }))
+    end,
+  }
+  return rotating(n, kind == 'list' and { 'plain', 'offer', 'sh' } or { 'plain', 'offer' }, fns)
+end
+
 --- Sequential vim.system({'true'}):wait(): Neovim's own, the wrapped one
 --- (what every Lua caller gets), and the floor of any prologue: a bare
 --- `/bin/sh -c 'exec "$@"'` in a session of its own.
 --- @param n integer
 function B.system(n)
-  local fns = {
+  return rotating(n, { 'plain', 'offer', 'sh' }, {
     plain = function()
-      return originals.system({ 'true' }):wait()
+      originals.system({ 'true' }):wait()
     end,
     offer = function()
-      return ttyoffer.system({ 'true' }):wait()
+      ttyoffer.system({ 'true' }):wait()
     end,
     sh = function()
-      return originals.system({ '/bin/sh', '-c', 'exec "$@"', 'sh', 'true' }, { detach = true }):wait()
+      originals.system({ '/bin/sh', '-c', 'exec "$@"', 'sh', 'true' }, { detach = true }):wait()
     end,
-  }
-  local names = { 'plain', 'offer', 'sh' }
-  local samples = { plain = {}, offer = {}, sh = {} }
-  for i = 1, n do
-    for k = 1, #names do
-      local name = names[(i + k) % #names + 1]
-      local t0 = hrtime()
-      fns[name]()
-      table.insert(samples[name], ms(hrtime() - t0))
-    end
-    if i % 16 == 0 then
-      vim.wait(0)
-    end
-  end
-  return samples
+  })
 end
 
 --- Start `n` commands that hold an offer and never use it.

@@ -614,6 +614,20 @@ ASK_AND_WAIT = (
 BLOCKED_MS = 100
 
 
+async def asking(
+    presenter: FakePresenter, blocked_ms: int = BLOCKED_MS, script: str = ASK_AND_WAIT
+) -> tuple[OfferTable, Offer, subprocess.Popen[bytes]]:
+    """A table that watches for a blocked editor, and a command bound to one
+    of its offers that has written to its terminal."""
+    table = OfferTable(asyncio.get_running_loop(), presenter)
+    table.configure(blocked_ms)
+    offer = table.open(24, 80)
+    proc = spawn_on(offer, script)
+    table.bind(offer.id, proc.pid)
+    await asyncio.wait_for(presenter.presented.wait(), 10)
+    return table, offer, proc
+
+
 async def until(condition: Callable[[], bool], what: str = "") -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 10
@@ -626,11 +640,7 @@ async def test_a_question_the_blocked_editor_never_saw_is_hung_up_and_told() -> 
     before = open_fds()
     presenter = FakePresenter()
     presenter.answering = False  # blocked in system(), jobwait() or a busy loop
-    table = OfferTable(asyncio.get_running_loop(), presenter)
-    table.configure(BLOCKED_MS)
-    offer = table.open(24, 80)
-    proc = spawn_on(offer, ASK_AND_WAIT)
-    table.bind(offer.id, proc.pid)
+    table, offer, proc = await asking(presenter)
     await asyncio.wait_for(presenter.unserved_event.wait(), 10)
     # Hung up, as a declined prompt is, instead of waiting forever.
     assert await wait_exit(proc) == -signal.SIGHUP
@@ -650,12 +660,7 @@ async def test_a_question_the_blocked_editor_never_saw_is_hung_up_and_told() -> 
 async def test_a_question_the_editor_saw_waits_for_its_window() -> None:
     presenter = FakePresenter()
     presenter.waits_for_user = False  # it answers: it serves its events
-    table = OfferTable(asyncio.get_running_loop(), presenter)
-    table.configure(BLOCKED_MS)
-    offer = table.open(24, 80)
-    proc = spawn_on(offer, ASK_AND_WAIT)
-    table.bind(offer.id, proc.pid)
-    await asyncio.wait_for(presenter.presented.wait(), 10)
+    table, offer, proc = await asking(presenter)
     # The editor received the present (its window held back: the user typing).
     table.seen(offer.id)
     # Well past the time it had to be seen in, it is still asked about, and
@@ -674,12 +679,7 @@ async def test_a_window_the_editor_blocked_right_after_opening_is_hung_up() -> N
     # window is not even drawn, and no key reaches it.
     presenter = FakePresenter()
     presenter.waits_for_user = False
-    table = OfferTable(asyncio.get_running_loop(), presenter)
-    table.configure(BLOCKED_MS)
-    offer = table.open(24, 80)
-    proc = spawn_on(offer, ASK_AND_WAIT)
-    table.bind(offer.id, proc.pid)
-    await asyncio.wait_for(presenter.presented.wait(), 10)
+    table, offer, proc = await asking(presenter)
     table.seen(offer.id)
     table.attach(offer.id, 24, 80)
     presenter.answering = False
@@ -696,11 +696,7 @@ async def test_an_editor_that_answers_is_not_blocked(waits_for_user: bool) -> No
     # in system() after the user answered) is it taken for blocked.
     presenter = FakePresenter()
     presenter.waits_for_user = waits_for_user
-    table = OfferTable(asyncio.get_running_loop(), presenter)
-    table.configure(BLOCKED_MS)
-    offer = table.open(24, 80)
-    proc = spawn_on(offer, ASK_AND_WAIT)
-    table.bind(offer.id, proc.pid)
+    table, offer, proc = await asking(presenter)
     await until(lambda: presenter.mode_asks >= 3, "asked again while the editor answers")
     assert proc.poll() is None and "unserved" not in presenter.kinds()
     presenter.answering = False
@@ -712,12 +708,7 @@ async def test_an_editor_that_answers_is_not_blocked(waits_for_user: bool) -> No
 async def test_seen_while_the_editor_was_being_asked_is_not_hung_up() -> None:
     presenter = FakePresenter()
     presenter.answering = False
-    table = OfferTable(asyncio.get_running_loop(), presenter)
-    table.configure(60_000)  # the deadline is the test's to pass, below
-    offer = table.open(24, 80)
-    proc = spawn_on(offer, ASK_AND_WAIT)
-    table.bind(offer.id, proc.pid)
-    await asyncio.wait_for(presenter.presented.wait(), 10)
+    table, offer, proc = await asking(presenter, 60_000)  # the deadline is the test's to pass, below
     timer = offer.editor_check
     assert timer is not None
     timer.cancel()  # the time to be seen in is over now
@@ -737,12 +728,9 @@ async def test_a_command_that_ended_unseen_is_not_hung_up() -> None:
     # Nothing waits on an answer any more; what it wrote waits for its window.
     presenter = FakePresenter()
     presenter.answering = False
-    table = OfferTable(asyncio.get_running_loop(), presenter)
-    table.configure(60_000)  # the check is made below, once the exit is known
-    offer = table.open(24, 80)
-    proc = spawn_on(offer, "import os; os.write(os.open('/dev/tty', os.O_RDWR), b'a note')")
-    table.bind(offer.id, proc.pid)
-    await asyncio.wait_for(presenter.presented.wait(), 10)
+    table, offer, proc = await asking(
+        presenter, 60_000, "import os; os.write(os.open('/dev/tty', os.O_RDWR), b'a note')"
+    )  # the check is made below, once the exit is known
     assert await wait_exit(proc) == 0
     await until(lambda: offer.released, "released")
     timer = offer.editor_check
@@ -760,12 +748,7 @@ async def test_a_command_that_ended_unseen_is_not_hung_up() -> None:
 async def test_an_editor_configured_so_never_hangs_anything_up(blocked_ms: int) -> None:
     presenter = FakePresenter()
     presenter.answering = False
-    table = OfferTable(asyncio.get_running_loop(), presenter)
-    table.configure(blocked_ms)
-    offer = table.open(24, 80)
-    proc = spawn_on(offer, ASK_AND_WAIT)
-    table.bind(offer.id, proc.pid)
-    await asyncio.wait_for(presenter.presented.wait(), 10)
+    table, offer, proc = await asking(presenter, blocked_ms)
     # No check is even scheduled: nothing can hang it up.
     assert offer.editor_check is None
     await settled_prompt(presenter, offer, b"Passphrase: ")

@@ -23,23 +23,27 @@ local LUA_SPAWNERS = {
 
 local wrapped = false
 
-local function wrap_lua_spawners()
-  local ttyoffer = require('ttyoffer')
+--- Put each spawner's `to` function in place where its `from` one still is
+--- (one put there by another plugin since is left alone).
+--- @param from table<string, function> by spawner.original or spawner.ours
+--- @param from_key 'original'|'ours'
+--- @param to table<string, function>
+--- @param to_key 'original'|'ours'
+local function swap(from, from_key, to, to_key)
   for _, spawner in ipairs(LUA_SPAWNERS) do
-    if rawequal(spawner.owner[spawner.name], originals[spawner.original]) then
-      spawner.owner[spawner.name] = ttyoffer[spawner.ours]
+    if rawequal(spawner.owner[spawner.name], from[spawner[from_key]]) then
+      spawner.owner[spawner.name] = to[spawner[to_key]]
     end
   end
+end
+
+local function wrap_lua_spawners()
+  swap(originals, 'original', require('ttyoffer'), 'ours')
   wrapped = true
 end
 
 local function unwrap_lua_spawners()
-  local ttyoffer = require('ttyoffer')
-  for _, spawner in ipairs(LUA_SPAWNERS) do
-    if rawequal(spawner.owner[spawner.name], ttyoffer[spawner.ours]) then
-      spawner.owner[spawner.name] = originals[spawner.original]
-    end
-  end
+  swap(require('ttyoffer'), 'ours', originals, 'original')
   wrapped = false
 end
 
