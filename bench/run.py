@@ -308,6 +308,42 @@ def first_command(sandbox: Sandbox, rounds: int) -> dict[str, Any]:
     }
 
 
+def git_status(workdir: Path, rounds: int) -> dict[str, Any]:
+    """`git status` in a small repository with the environment the editor
+    gives every git (our gpg.program appended after a user's own entry)
+    against the same without ours: what git pays when it does not sign."""
+    repo = workdir / "git-status"
+    repo.mkdir()
+    base = {**os.environ, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "user.name", "GIT_CONFIG_VALUE_0": "b"}
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, env=base)
+    for i in range(20):
+        (repo / f"file{i}.txt").write_text(f"line {i}\n")
+    ours = {
+        **base,
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_1": "gpg.program",
+        "GIT_CONFIG_VALUE_1": str(ROOT / "libexec" / "ttyoffer-gpg"),
+        "TTYOFFER_GIT_CONFIG_COUNT": "1",
+    }
+    samples: dict[str, list[float]] = {"with": [], "without": []}
+    for i in range(rounds):
+        for name in ("with", "without") if i % 2 else ("without", "with"):
+            t0 = time.monotonic_ns()
+            subprocess.run(
+                ["git", "status", "--porcelain"],
+                cwd=repo,
+                env=ours if name == "with" else base,
+                check=True,
+                capture_output=True,
+            )
+            samples[name].append((time.monotonic_ns() - t0) / 1e6)
+    return {
+        "ratio_p50": statistics.median(samples["with"]) / statistics.median(samples["without"]),
+        "with_ms": dist(samples["with"]),
+        "without_ms": dist(samples["without"]),
+    }
+
+
 TARGETS = {
     "spawn_list": ("ratio_p50", "<=", 1.6),
     "spawn_string": ("ratio_p50", "<=", 1.15),
@@ -318,6 +354,7 @@ TARGETS = {
     "flood": ("host_rss_peak_ratio", "<=", 1.5),
     "idle_cost": ("host_kb_per_offer", "<=", 10.0),
     "startup": ("added_ms_p50", "<=", 1.0),
+    "git_status": ("ratio_p50", "<=", 1.05),
 }
 
 
@@ -392,6 +429,12 @@ def render(results: dict[str, Any]) -> str:
         f"p50 {f['offer_ms']['p50']:.2f} ms vs {f['plain_ms']['p50']:.2f} ms without the plugin"
         f" (host {f['host_then']})",
     )
+    if "git_status" in r:
+        f = r["git_status"]
+        row(
+            "git_status",
+            f"{f['ratio_p50']:.2f}x (p50 {f['with_ms']['p50']:.2f} vs {f['without_ms']['p50']:.2f} ms)",
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -426,6 +469,9 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
             results["startup"] = startup(sandbox, size.startups)
         if only is None or "first_command" in only:
             results["first_command"] = first_command(sandbox, size.startups // 2)
+        if only is None or "git_status" in only:
+            print("bench: git_status …", file=sys.stderr, flush=True)
+            results["git_status"] = git_status(workdir, size.spawns // 2)
     results["machine"] = {
         "cpus": os.cpu_count(),
         "platform": platform.platform(),

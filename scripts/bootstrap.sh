@@ -19,18 +19,20 @@ declare -A NEEDED=(
   [stty]=coreutils
   [prlimit]=util-linux
 )
+# file -> Debian package that provides it, for what is not a command
+declare -A NEEDED_FILES=(
+  [/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf]=fonts-dejavu-core
+  [/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf]=fonts-dejavu-core
+)
 # Only the test suite needs these (scripts/test sets TTYOFFER_FOR_TESTS):
 # the Lua linter, and Debian's own (older) Neovim, which the suite runs to
 # check what an unsupported editor is told.
 if [ -n "${TTYOFFER_FOR_TESTS:-}" ]; then
   NEEDED[luacheck]=lua-check
   NEEDED[/usr/bin/nvim]=neovim
+  # vim-fugitive, the git tool the suite signs commits from.
+  NEEDED_FILES[/usr/share/vim-fugitive/plugin/fugitive.vim]=vim-fugitive
 fi
-# file -> Debian package that provides it, for what is not a command
-declare -A NEEDED_FILES=(
-  [/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf]=fonts-dejavu-core
-  [/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf]=fonts-dejavu-core
-)
 
 say() { printf '%s\n' "ttyoffer: $*" >&2; }
 

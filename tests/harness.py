@@ -61,6 +61,9 @@ class Sandbox:
             XDG_STATE_HOME=str(base / "state"),
             XDG_CACHE_HOME=str(base / "cache"),
             XDG_RUNTIME_DIR=str(base / "runtime"),
+            # Not the system's site folders: a plugin installed there (Debian's
+            # vim-fugitive) would load into every test editor.
+            XDG_DATA_DIRS=str(base / "data"),
             NVIM_RPLUGIN_MANIFEST=str(self.manifest),
             SHELL="/bin/sh",
         )

@@ -23,9 +23,10 @@ local function status_lines()
   table.insert(
     lines,
     string.format(
-      '  routes: :! typed %s, Lua spawners %s',
+      '  routes: :! typed %s, Lua spawners %s, git signing %s',
       s.routes.bang and 'offered' or 'stock',
-      s.routes.lua and 'wrapped' or 'stock'
+      s.routes.lua and 'wrapped' or 'stock',
+      s.routes.git and 'ours' or 'stock'
     )
   )
   if s.host_error then

@@ -37,6 +37,9 @@ M.defaults = {
     -- vim.fn.jobstart(), vim.system(), vim.fn.system() and
     -- vim.fn.systemlist() called from Lua (by any plugin) are wrapped.
     lua = true,
+    -- git's gpg.program, in the editor's environment, for every git it
+    -- starts: the user's own gpg, asking where it can be answered.
+    git = true,
   },
   -- Milliseconds a command that asks may wait for an editor that serves
   -- nothing (blocked in system(), jobwait(), a busy loop) before it is hung
@@ -114,6 +117,7 @@ local validators = {
   max_offers = { 'number', whole_positive },
   ['routes.bang'] = { 'boolean' },
   ['routes.lua'] = { 'boolean' },
+  ['routes.git'] = { 'boolean' },
   blocked_timeout = { 'number', whole_non_negative },
   startup_wait = { 'number', whole_non_negative },
 }

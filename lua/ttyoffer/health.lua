@@ -142,6 +142,13 @@ local function check_routes(ttyoffer)
   else
     info('Lua spawners: stock (the offer or routes.lua is off)')
   end
+  if routes.git then
+    ok("git's gpg.program: ttyoffer's, running yours (" .. require('ttyoffer.gitenv').wrapper .. ')')
+  elseif routes.git_problem then
+    warn("git's gpg.program is stock: " .. routes.git_problem, { 'Fix GIT_CONFIG_COUNT in your environment' })
+  else
+    info("git's gpg.program: stock (the offer or routes.git is off)")
+  end
   info(
     'Not covered: Vimscript system(), systemlist(), jobstart() and :! in mappings or scripts; '
       .. 'terminals (:terminal, term = true) own a terminal already (see :help ttyoffer-routes)'

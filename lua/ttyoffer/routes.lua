@@ -70,13 +70,21 @@ function M.apply()
     unwrap_lua_spawners()
   end
   require('ttyoffer.bangline').set(on and config.current.routes.bang)
+  require('ttyoffer.gitenv').set(on and config.current.routes.git)
 end
 
 --- Which routes carry the offer now, for :checkhealth and :TtyOffer status.
---- @return {bang: boolean, lua: boolean, bang_blocked_by: string?}
+--- @return {bang: boolean, lua: boolean, git: boolean, bang_blocked_by: string?, git_problem: string?}
 function M.active()
   local bangline = require('ttyoffer.bangline')
-  return { bang = bangline.active(), lua = M.lua_wrapped(), bang_blocked_by = bangline.conflict() }
+  local gitenv = require('ttyoffer.gitenv')
+  return {
+    bang = bangline.active(),
+    lua = M.lua_wrapped(),
+    git = gitenv.active(),
+    bang_blocked_by = bangline.conflict(),
+    git_problem = gitenv.problem,
+  }
 end
 
 return M

@@ -23,7 +23,7 @@ describe('merge', function()
     { { keys = { dismiss = true } }, 'option "keys.dismiss" must be a key' },
     { { max_offers = 'many' }, 'option "max_offers" must be a number' },
     { { routes = { bang = 'yes' } }, 'option "routes.bang" must be a boolean' },
-    { { routes = { luaa = true } }, 'unknown option "routes.luaa"; known options under "routes": bang, lua' },
+    { { routes = { luaa = true } }, 'unknown option "routes.luaa"; known options under "routes": bang, git, lua' },
     { { routes = false }, 'option "routes" must be a table' },
     { { blocked_timeout = -5 }, 'option "blocked_timeout" must be a whole number of milliseconds' },
     { { startup_wait = '3s' }, 'option "startup_wait" must be a number' },

@@ -1,0 +1,232 @@
+"""Git that the plugin does not start itself: git's gpg.program, handed to
+every git through the editor's environment, runs the user's gpg and makes it
+ask where it can be answered, never on the editor's own screen. Real
+gpg-agent with pinentry-curses, real git, the embedded Neovim."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fixtures import Keyring, make_keyring, make_signing_repo
+from harness import ROOT, Sandbox, editor, wait_until
+
+PASSPHRASE = "git tools passphrase"
+WRAPPER = str(ROOT / "libexec" / "ttyoffer-gpg")
+
+
+@pytest.fixture
+def signing(tmp_path: Path) -> Iterator[tuple[Keyring, Path]]:
+    keyring = make_keyring(tmp_path / "gnupg", PASSPHRASE)
+    repo = make_signing_repo(tmp_path / "repo", keyring)
+    try:
+        yield keyring, repo
+    finally:
+        keyring.kill_agent()
+
+
+@pytest.fixture
+def editors_terminal() -> Iterator[tuple[int, str]]:
+    """A terminal standing for the one the editor was started from, whose
+    name the shell exported as GPG_TTY: nothing may draw on it."""
+    master, slave = os.openpty()
+    os.set_blocking(master, False)
+    try:
+        yield master, os.ttyname(slave)
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def drawn_on(master: int) -> bytes:
+    try:
+        return os.read(master, 65536)
+    except BlockingIOError:
+        return b""
+
+
+def head_is_signed(keyring: Keyring, repo: Path) -> bool:
+    env = {**os.environ, **keyring.env}
+    verify = subprocess.run(["git", "verify-commit", "HEAD"], cwd=repo, env=env, capture_output=True)
+    return verify.returncode == 0
+
+
+def test_the_environment_entry_is_appended_and_taken_back(sandbox: Sandbox) -> None:
+    sandbox.env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="user.name", GIT_CONFIG_VALUE_0="From Env")
+    with editor(sandbox) as ed:
+        env = ed.lua(
+            "return { vim.env.GIT_CONFIG_COUNT, vim.env.GIT_CONFIG_KEY_1, vim.env.GIT_CONFIG_VALUE_1 }"
+        )
+        assert env == ["2", "gpg.program", WRAPPER]
+        # A child's git sees the user's entry and ours.
+        seen = ed.lua(
+            "return { vim.fn.system({'git', 'config', '--get', 'user.name'}), "
+            "vim.fn.system({'git', 'config', '--get', 'gpg.program'}) }"
+        )
+        assert seen == ["From Env\n", WRAPPER + "\n"]
+        ed.nvim.command("TtyOffer off")
+        env = ed.lua(
+            "return { vim.env.GIT_CONFIG_COUNT, vim.env.GIT_CONFIG_KEY_1 or vim.NIL, "
+            "vim.env.TTYOFFER_GIT_CONFIG_COUNT or vim.NIL }"
+        )
+        assert env == ["1", None, None]
+        ed.nvim.command("TtyOffer on")
+        ed.lua("require('ttyoffer').setup({ routes = { git = false } })")
+        assert ed.lua("return vim.env.GIT_CONFIG_COUNT") == "1"
+        assert "git signing stock" in ed.nvim.api.exec2("TtyOffer status", {"output": True})["output"]
+
+
+def test_a_count_git_would_refuse_is_left_alone_and_reported(sandbox: Sandbox) -> None:
+    sandbox.env["GIT_CONFIG_COUNT"] = "many"
+    with editor(sandbox) as ed:
+        assert ed.lua("return vim.env.GIT_CONFIG_COUNT") == "many"
+        ed.nvim.command("checkhealth ttyoffer")
+        report = "\n".join(ed.nvim.current.buffer[:])
+        assert 'GIT_CONFIG_COUNT is "many", not a count' in report
+
+
+@pytest.mark.e2e
+def test_the_users_own_gpg_program_is_run(
+    sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    keyring, repo = signing
+    sandbox.env.update(keyring.env)
+    log = tmp_path / "their-gpg.log"
+    theirs = tmp_path / "their-gpg"
+    theirs.write_text(f'#!/bin/sh\necho "$GPG_TTY" >> {log}\nexec gpg "$@"\n')
+    theirs.chmod(0o755)
+    subprocess.run(["git", "config", "gpg.program", str(theirs)], cwd=repo, check=True)
+    with editor(sandbox) as ed:
+        ed.nvim.command(f"cd {repo}")
+        ed.nvim.command("Bang git commit -q --allow-empty -S -m 'through their gpg'")
+        ed.wait_event("TtyOfferPresent", timeout=30)
+        win = wait_until(lambda: ed.float_wins(), what="the prompt window")[0]
+        wait_until(lambda: "Passphrase" in ed.buf_text(win), what="pinentry")
+        ed.nvim.input(PASSPHRASE + "<CR>")
+        assert ed.wait_event("TtyOfferBangDone", timeout=30)[0]["data"]["code"] == 0
+        offer_tty = log.read_text().split()[0]
+    assert offer_tty.startswith("/dev/pts/")
+    assert head_is_signed(keyring, repo)
+
+
+@pytest.mark.e2e
+def test_a_terminal_gets_pinentry_on_its_own_screen_not_the_editors(
+    sandbox: Sandbox, signing: tuple[Keyring, Path], editors_terminal: tuple[int, str]
+) -> None:
+    keyring, repo = signing
+    master, name = editors_terminal
+    sandbox.env.update(keyring.env)
+    sandbox.env["GPG_TTY"] = name  # exported by the shell that started the editor
+    with editor(sandbox) as ed:
+        job = ed.lua(
+            "vim.cmd.enew() local argv = {'git', 'commit', '-q', '--allow-empty', '-S', '-m', 'term'} "
+            "return vim.fn.jobstart(argv, { term = true, cwd = ..., "
+            "on_exit = function(_, code) _G.term_exit = code end })",
+            str(repo),
+        )
+        buf = ed.nvim.current.buffer
+        wait_until(
+            lambda: any("Passphrase" in line for line in buf[:]), timeout=30, what="pinentry in the terminal"
+        )
+        ed.lua("vim.fn.chansend(...)", job, PASSPHRASE + "\r")
+        wait_until(lambda: ed.lua("return _G.term_exit ~= nil"), timeout=30, what="git to end")
+        assert ed.lua("return _G.term_exit") == 0
+    assert drawn_on(master) == b""
+    assert head_is_signed(keyring, repo)
+
+
+@pytest.mark.e2e
+def test_vimscript_system_never_draws_on_the_editors_terminal(
+    sandbox: Sandbox, signing: tuple[Keyring, Path], editors_terminal: tuple[int, str]
+) -> None:
+    keyring, repo = signing
+    master, name = editors_terminal
+    sandbox.env.update(keyring.env)
+    sandbox.env["GPG_TTY"] = name
+    with editor(sandbox) as ed:
+        ed.nvim.command(f"cd {repo}")
+        started = time.monotonic()
+        output = ed.nvim.funcs.system("git commit -q --allow-empty -S -m 'from system()'")
+        assert time.monotonic() - started < 20  # failed, not hung on a prompt nobody sees
+        assert ed.nvim.vvars["shell_error"] != 0, output
+        assert "gpg failed to sign" in output
+    assert drawn_on(master) == b""
+
+
+FUGITIVE = "/usr/share/vim-fugitive"
+
+
+def fugitive_sandbox(base: Path, registered: Sandbox) -> Sandbox:
+    box = Sandbox(base, extra_init=f"vim.opt.rtp:append({FUGITIVE!r})\n")
+    box.manifest.write_text(registered.manifest.read_text())
+    return box
+
+
+def gpg_asking_in_fugitive() -> bool:
+    """gpg asks on the terminal fugitive gave git (loopback), and waits there
+    for the keys: what a user sees as "Enter passphrase:" in fugitive."""
+    found = subprocess.run(["pgrep", "-f", "pinentry-mode loopback"], capture_output=True, text=True)
+    for pid in found.stdout.split():
+        try:
+            if Path(f"/proc/{pid}/wchan").read_text() == "wait_woken":  # in a tty read
+                return True
+        except OSError:
+            pass
+    return False
+
+
+@pytest.mark.e2e
+def test_fugitive_commit_with_message_asks_in_fugitives_own_window(
+    registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    keyring, repo = signing
+    box = fugitive_sandbox(tmp_path / "fugitive", registered_sandbox)
+    box.env.update(keyring.env)
+    with editor(box) as ed:
+        ed.nvim.command(f"cd {repo}")
+        assert ed.nvim.funcs.exists(":Git") == 2
+        # Typed as a user types it. Fugitive then waits in its loop, serving
+        # nothing: gpg asks on the terminal fugitive gave git, whose keys the
+        # loop passes on.
+        ed.nvim.input(":Git commit -q --allow-empty -S -m 'from fugitive'<CR>")
+        wait_until(gpg_asking_in_fugitive, timeout=30, what="gpg asking in fugitive")
+        ed.nvim.input(PASSPHRASE + "<CR>")
+        wait_until(lambda: head_is_signed(keyring, repo), timeout=30, what="the signed commit")
+    assert (
+        "from fugitive"
+        in subprocess.run(
+            ["git", "log", "-1", "--format=%s"], cwd=repo, capture_output=True, text=True
+        ).stdout
+    )
+
+
+@pytest.mark.e2e
+def test_fugitive_commit_written_in_its_buffer_then_signed(
+    registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    keyring, repo = signing
+    box = fugitive_sandbox(tmp_path / "fugitive", registered_sandbox)
+    box.env.update(keyring.env)
+    with editor(box) as ed:
+        ed.nvim.command(f"cd {repo}")
+        ed.nvim.input(":Git commit --allow-empty -S<CR>")
+        wait_until(
+            lambda: ed.nvim.current.buffer.name.endswith("COMMIT_EDITMSG"),
+            timeout=30,
+            what="the message buffer",
+        )
+        ed.nvim.input("iwritten in the buffer<Esc>:wq<CR>")
+        wait_until(gpg_asking_in_fugitive, timeout=30, what="gpg asking in fugitive")
+        ed.nvim.input(PASSPHRASE + "<CR>")
+        wait_until(lambda: head_is_signed(keyring, repo), timeout=30, what="the signed commit")
+    assert (
+        "written in the buffer"
+        in subprocess.run(
+            ["git", "log", "-1", "--format=%s"], cwd=repo, capture_output=True, text=True
+        ).stdout
+    )
