@@ -230,3 +230,21 @@ def test_fugitive_commit_written_in_its_buffer_then_signed(
             ["git", "log", "-1", "--format=%s"], cwd=repo, capture_output=True, text=True
         ).stdout
     )
+
+
+def test_a_terminal_never_sees_the_editors_gpg_tty(
+    sandbox: Sandbox, editors_terminal: tuple[int, str]
+) -> None:
+    _, name = editors_terminal
+    sandbox.env["GPG_TTY"] = name  # exported by the shell that started the editor
+    with editor(sandbox) as ed:
+        ed.nvim.command("terminal sh -c 'echo \"seen=[$GPG_TTY]\"; sleep 30'")
+        buf = ed.nvim.current.buffer
+        line = wait_until(
+            lambda: next((x for x in buf[:] if x.startswith("seen=")), None), what="the child's line"
+        )
+        assert line == "seen=[]"  # gpg then asks on the terminal of its stdin: this one
+        ed.nvim.command("TtyOffer off")
+        assert ed.lua("return vim.env.GPG_TTY") == name  # stock exactly
+        ed.nvim.command("TtyOffer on")
+        assert ed.lua("return vim.env.GPG_TTY") is None

@@ -5,12 +5,18 @@
 -- which runs the user's own gpg.program and only chooses where it asks for
 -- the passphrase. No file of the user's is written; off puts the environment
 -- back as it was.
+--
+-- The editor's own GPG_TTY goes from its environment meanwhile: exported by
+-- the shell that started the editor, it names the editor's screen, and
+-- anything a terminal or a plain spawn runs would draw pinentry over it.
+-- Without it gpg asks on the terminal of its stdin (a :terminal's own), or
+-- fails at once; the offers set their own.
 local M = {}
 
 local WRAPPER = require('ttyoffer.install').root .. '/libexec/ttyoffer-gpg'
 
 --- What was there before ours, to put back: nil when ours is not set.
---- @type {index: integer, count: string?, key: string?, value: string?}?
+--- @type {index: integer, count: string?, key: string?, value: string?, gpg_tty: string?}?
 local saved = nil
 
 --- Why ours could not be set (a GIT_CONFIG_COUNT git itself would refuse),
@@ -29,7 +35,7 @@ function M.set(on)
     end
     M.problem = nil
     local key, value = 'GIT_CONFIG_KEY_' .. index, 'GIT_CONFIG_VALUE_' .. index
-    saved = { index = index, count = count, key = vim.env[key], value = vim.env[value] }
+    saved = { index = index, count = count, key = vim.env[key], value = vim.env[value], gpg_tty = vim.env.GPG_TTY }
     vim.env[key] = 'gpg.program'
     vim.env[value] = WRAPPER
     vim.env.GIT_CONFIG_COUNT = tostring(index + 1)
@@ -37,6 +43,7 @@ function M.set(on)
     -- editor's own terminal (the shell that started it exported it).
     vim.env.TTYOFFER_GIT_CONFIG_COUNT = tostring(index)
     vim.env.TTYOFFER_EDITOR_TTY = vim.env.GPG_TTY
+    vim.env.GPG_TTY = nil
   elseif not on and saved then
     -- Put back only what is still ours: someone may have added after us.
     if vim.env.GIT_CONFIG_COUNT == tostring(saved.index + 1) then
@@ -46,6 +53,9 @@ function M.set(on)
     end
     vim.env.TTYOFFER_GIT_CONFIG_COUNT = nil
     vim.env.TTYOFFER_EDITOR_TTY = nil
+    if vim.env.GPG_TTY == nil then
+      vim.env.GPG_TTY = saved.gpg_tty
+    end
     saved = nil
   end
 end
