@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pynvim
 import pytest
 
 from fixtures import Keyring, make_keyring, make_signing_repo
-from harness import ROOT, Sandbox, editor, wait_until
+from harness import ROOT, Editor, Sandbox, editor, wait_until
+from tui import Tui
 
 PASSPHRASE = "git tools passphrase"
 WRAPPER = str(ROOT / "libexec" / "ttyoffer-gpg")
@@ -248,3 +251,73 @@ def test_a_terminal_never_sees_the_editors_gpg_tty(
         assert ed.lua("return vim.env.GPG_TTY") == name  # stock exactly
         ed.nvim.command("TtyOffer on")
         assert ed.lua("return vim.env.GPG_TTY") is None
+
+
+LAZYGIT_CONFIG = "disableStartupPopups: true\ngui:\n  showRandomTip: false\nupdate:\n  method: never\n"
+
+
+@pytest.mark.tui
+@pytest.mark.e2e
+def test_lazygit_in_a_terminal_float_signs_with_keys_alone(
+    registered_sandbox: Sandbox,
+    signing: tuple[Keyring, Path],
+    tmp_path: Path,
+    editors_terminal: tuple[int, str],
+) -> None:
+    # As lazygit.nvim opens it: a terminal job in a float. The editor was
+    # started from a shell that exported GPG_TTY (its own screen).
+    keyring, repo = signing
+    master, name = editors_terminal
+    subprocess.run(["git", "config", "commit.gpgSign", "true"], cwd=repo, check=True)
+    box = Sandbox(tmp_path / "lazygit")
+    box.manifest.write_text(registered_sandbox.manifest.read_text())
+    box.env.update(keyring.env)
+    box.env["GPG_TTY"] = name
+    box.env["PATH"] = (
+        str(Path(sys.executable).parent) + os.pathsep + box.env["PATH"]
+    )  # the lazygit-py wheel's
+    (Path(box.env["XDG_CONFIG_HOME"]) / "lazygit").mkdir(parents=True)
+    (Path(box.env["XDG_CONFIG_HOME"]) / "lazygit" / "config.yml").write_text(LAZYGIT_CONFIG)
+    doc = tmp_path / "notes.txt"
+    doc.write_text("first line of the notes\nsecond line stays put\n")
+    term = Tui(box, [str(doc)], 30, 100)
+    nvim = pynvim.attach("socket", path=term.socket)
+    ed = Editor(nvim)
+    try:
+        ed.wait_host()
+        term.wait_text("first line of the notes")
+        ed.lua(
+            """
+            local buf = vim.api.nvim_create_buf(false, true)
+            _G.lazygit_win = vim.api.nvim_open_win(buf, true,
+              { relative = 'editor', row = 2, col = 5, width = 90, height = 24, border = 'rounded' })
+            vim.fn.jobstart({ 'lazygit' }, { term = true, cwd = ...,
+              on_exit = function() vim.api.nvim_win_close(_G.lazygit_win, true) end })
+            vim.cmd.startinsert()
+            """,
+            str(repo),
+        )
+        term.wait_text("Staged changes", timeout=20)
+        term.type("c")
+        term.wait_text("ummary")  # the commit message prompt
+        term.type("from lazygit\r")
+        # lazygit hands its terminal to git; gpg asks there, in the float.
+        term.wait_text("Passphrase:", timeout=30)
+        term.type(PASSPHRASE + "\r")
+        term.wait_text("Press enter to return to lazygit", timeout=30)
+        term.type("\r")
+        term.wait_text("from lazygit")  # in lazygit's commit list
+        term.type("q")
+        term.wait_gone("╭")
+        screen = term.lines()
+        assert screen[0].startswith("first line of the notes")
+        assert screen[1].startswith("second line stays put")
+        assert all(line.startswith("~") for line in screen[2:20])
+        assert not any("\x1b" in line or "[?" in line for line in screen)
+        assert nvim.current.buffer[:] == ["first line of the notes", "second line stays put"]
+        assert nvim.current.buffer.options["modified"] is False
+    finally:
+        nvim.close()
+        term.close()
+    assert head_is_signed(keyring, repo)
+    assert drawn_on(master) == b""
