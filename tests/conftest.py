@@ -7,6 +7,7 @@ from typing import Any
 import pynvim
 import pytest
 
+from fixtures import Keyring, make_keyring, make_signing_repo
 from harness import ROOT, Editor, Sandbox, editor, nvim_binary
 
 
@@ -39,3 +40,15 @@ def lua() -> Iterator[Any]:
     nvim.exec_lua("vim.opt.rtp:prepend(...)", str(ROOT))
     yield nvim.exec_lua
     nvim.close()
+
+
+@pytest.fixture
+def signing(tmp_path: Path) -> Iterator[tuple[Keyring, Path]]:
+    """A keyring whose signing key has a passphrase (pinentry-curses asks
+    for it), and a repository that signs with it."""
+    keyring = make_keyring(tmp_path / "gnupg", "a passphrase to type")
+    repo = make_signing_repo(tmp_path / "repo", keyring)
+    try:
+        yield keyring, repo
+    finally:
+        keyring.kill_agent()

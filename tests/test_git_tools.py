@@ -15,22 +15,11 @@ from pathlib import Path
 import pynvim
 import pytest
 
-from fixtures import Keyring, make_keyring, make_signing_repo
+from fixtures import Keyring
 from harness import ROOT, Editor, Sandbox, editor, wait_until
 from tui import Tui
 
-PASSPHRASE = "git tools passphrase"
 WRAPPER = str(ROOT / "libexec" / "ttyoffer-gpg")
-
-
-@pytest.fixture
-def signing(tmp_path: Path) -> Iterator[tuple[Keyring, Path]]:
-    keyring = make_keyring(tmp_path / "gnupg", PASSPHRASE)
-    repo = make_signing_repo(tmp_path / "repo", keyring)
-    try:
-        yield keyring, repo
-    finally:
-        keyring.kill_agent()
 
 
 @pytest.fixture
@@ -44,6 +33,20 @@ def editors_terminal() -> Iterator[tuple[int, str]]:
     finally:
         os.close(master)
         os.close(slave)
+
+
+@pytest.fixture
+def started_from_a_shell(
+    sandbox: Sandbox, signing: tuple[Keyring, Path], editors_terminal: tuple[int, str]
+) -> tuple[Keyring, Path, int]:
+    """The editor started from a shell that exported GPG_TTY (naming the
+    editor's own terminal), with the signing keyring: the keyring, the
+    repository, and that terminal's master, to see what is drawn on it."""
+    keyring, repo = signing
+    master, name = editors_terminal
+    sandbox.env.update(keyring.env)
+    sandbox.env["GPG_TTY"] = name
+    return keyring, repo, master
 
 
 def drawn_on(master: int) -> bytes:
@@ -110,7 +113,7 @@ def test_the_users_own_gpg_program_is_run(
         ed.wait_event("TtyOfferPresent", timeout=30)
         win = wait_until(lambda: ed.float_wins(), what="the prompt window")[0]
         wait_until(lambda: "Passphrase" in ed.buf_text(win), what="pinentry")
-        ed.nvim.input(PASSPHRASE + "<CR>")
+        ed.nvim.input(keyring.passphrase + "<CR>")
         assert ed.wait_event("TtyOfferBangDone", timeout=30)[0]["data"]["code"] == 0
         offer_tty = log.read_text().split()[0]
     assert offer_tty.startswith("/dev/pts/")
@@ -119,12 +122,9 @@ def test_the_users_own_gpg_program_is_run(
 
 @pytest.mark.e2e
 def test_a_terminal_gets_pinentry_on_its_own_screen_not_the_editors(
-    sandbox: Sandbox, signing: tuple[Keyring, Path], editors_terminal: tuple[int, str]
+    sandbox: Sandbox, started_from_a_shell: tuple[Keyring, Path, int]
 ) -> None:
-    keyring, repo = signing
-    master, name = editors_terminal
-    sandbox.env.update(keyring.env)
-    sandbox.env["GPG_TTY"] = name  # exported by the shell that started the editor
+    keyring, repo, master = started_from_a_shell
     with editor(sandbox) as ed:
         job = ed.lua(
             "vim.cmd.enew() local argv = {'git', 'commit', '-q', '--allow-empty', '-S', '-m', 'term'} "
@@ -136,7 +136,7 @@ def test_a_terminal_gets_pinentry_on_its_own_screen_not_the_editors(
         wait_until(
             lambda: any("Passphrase" in line for line in buf[:]), timeout=30, what="pinentry in the terminal"
         )
-        ed.lua("vim.fn.chansend(...)", job, PASSPHRASE + "\r")
+        ed.lua("vim.fn.chansend(...)", job, keyring.passphrase + "\r")
         wait_until(lambda: ed.lua("return _G.term_exit ~= nil"), timeout=30, what="git to end")
         assert ed.lua("return _G.term_exit") == 0
     assert drawn_on(master) == b""
@@ -145,12 +145,9 @@ def test_a_terminal_gets_pinentry_on_its_own_screen_not_the_editors(
 
 @pytest.mark.e2e
 def test_vimscript_system_never_draws_on_the_editors_terminal(
-    sandbox: Sandbox, signing: tuple[Keyring, Path], editors_terminal: tuple[int, str]
+    sandbox: Sandbox, started_from_a_shell: tuple[Keyring, Path, int]
 ) -> None:
-    keyring, repo = signing
-    master, name = editors_terminal
-    sandbox.env.update(keyring.env)
-    sandbox.env["GPG_TTY"] = name
+    keyring, repo, master = started_from_a_shell
     with editor(sandbox) as ed:
         ed.nvim.command(f"cd {repo}")
         started = time.monotonic()
@@ -198,7 +195,7 @@ def test_fugitive_commit_with_message_asks_in_fugitives_own_window(
         # loop passes on.
         ed.nvim.input(":Git commit -q --allow-empty -S -m 'from fugitive'<CR>")
         wait_until(gpg_asking_in_fugitive, timeout=30, what="gpg asking in fugitive")
-        ed.nvim.input(PASSPHRASE + "<CR>")
+        ed.nvim.input(keyring.passphrase + "<CR>")
         wait_until(lambda: head_is_signed(keyring, repo), timeout=30, what="the signed commit")
     assert (
         "from fugitive"
@@ -225,7 +222,7 @@ def test_fugitive_commit_written_in_its_buffer_then_signed(
         )
         ed.nvim.input("iwritten in the buffer<Esc>:wq<CR>")
         wait_until(gpg_asking_in_fugitive, timeout=30, what="gpg asking in fugitive")
-        ed.nvim.input(PASSPHRASE + "<CR>")
+        ed.nvim.input(keyring.passphrase + "<CR>")
         wait_until(lambda: head_is_signed(keyring, repo), timeout=30, what="the signed commit")
     assert (
         "written in the buffer"
@@ -303,7 +300,7 @@ def test_lazygit_in_a_terminal_float_signs_with_keys_alone(
         term.type("from lazygit\r")
         # lazygit hands its terminal to git; gpg asks there, in the float.
         term.wait_text("Passphrase:", timeout=30)
-        term.type(PASSPHRASE + "\r")
+        term.type(keyring.passphrase + "\r")
         term.wait_text("Press enter to return to lazygit", timeout=30)
         term.type("\r")
         term.wait_text("from lazygit")  # in lazygit's commit list

@@ -7,25 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from fixtures import Keyring, make_keyring, make_signing_repo
+from fixtures import Keyring
 from harness import Editor, Sandbox, editor, wait_until
-
-PASSPHRASE = "route 66 passphrase"
-
-
-@pytest.fixture
-def signing(tmp_path: Path) -> Iterator[tuple[Keyring, Path]]:
-    keyring = make_keyring(tmp_path / "gnupg", PASSPHRASE)
-    repo = make_signing_repo(tmp_path / "repo", keyring)
-    try:
-        yield keyring, repo
-    finally:
-        keyring.kill_agent()
 
 
 def verified(keyring: Keyring, repo: Path) -> str:
@@ -55,15 +42,15 @@ def test_typed_bang_answers_pinentry_and_sets_shell_error(
         ed.nvim.input(":!git commit -q --allow-empty -S -m 'from a typed bang'<CR>")
         ed.wait_event("TtyOfferPresent", timeout=30)
         wait_until(lambda: ed.mode() == "t", what="terminal mode")
-        type_into_the_prompt(ed, "Passphrase", PASSPHRASE + "<CR>")
+        type_into_the_prompt(ed, "Passphrase", keyring.passphrase + "<CR>")
         done = ed.wait_event("TtyOfferBangDone", timeout=30)[0]["data"]
         assert done["code"] == 0, done
         assert ed.nvim.vvars["shell_error"] == 0
         # In the command-line history as typed, not as :Bang.
         assert ed.nvim.funcs.histget(":", -1) == "!git commit -q --allow-empty -S -m 'from a typed bang'"
         # The passphrase reached no register, no message, no history.
-        assert PASSPHRASE not in ed.nvim.api.exec2("messages", {"output": True})["output"]
-        assert PASSPHRASE not in ed.nvim.funcs.histget(":", -1)
+        assert keyring.passphrase not in ed.nvim.api.exec2("messages", {"output": True})["output"]
+        assert keyring.passphrase not in ed.nvim.funcs.histget(":", -1)
     assert "Good signature" in verified(keyring, repo)
 
 
@@ -161,7 +148,7 @@ def test_a_lua_plugin_jobstart_gets_the_prompt(sandbox: Sandbox, signing: tuple[
         )
         ed.nvim.input("<F6>")
         ed.wait_event("TtyOfferPresent", timeout=30)
-        type_into_the_prompt(ed, "Passphrase", PASSPHRASE + "<CR>")
+        type_into_the_prompt(ed, "Passphrase", keyring.passphrase + "<CR>")
         wait_until(lambda: ed.lua("return _G.plugin_exit ~= nil"), timeout=30, what="the plugin's on_exit")
         assert ed.lua("return _G.plugin_exit") == 0
         assert ed.lua("return _G.plugin_job") > 0
@@ -185,7 +172,7 @@ def test_vim_system_wait_lets_the_user_answer(sandbox: Sandbox, signing: tuple[K
             str(repo),
         )
         ed.nvim.input("<F7>")
-        type_into_the_prompt(ed, "Passphrase", PASSPHRASE + "<CR>")
+        type_into_the_prompt(ed, "Passphrase", keyring.passphrase + "<CR>")
         result = wait_until(lambda: ed.lua("return _G.sync_result"), timeout=30, what="the wait's result")
         assert result["code"] == 0, result
         assert result["signal"] == 0
