@@ -255,7 +255,11 @@ LAZYGIT_CONFIG = "disableStartupPopups: true\ngui:\n  showRandomTip: false\nupda
 
 @pytest.mark.tui
 @pytest.mark.e2e
+@pytest.mark.parametrize(
+    "override_gpg", [False, True], ids=["lazygit hands git its terminal", "git.overrideGpg"]
+)
 def test_lazygit_in_a_terminal_float_signs_with_keys_alone(
+    override_gpg: bool,
     registered_sandbox: Sandbox,
     signing: tuple[Keyring, Path],
     tmp_path: Path,
@@ -274,7 +278,8 @@ def test_lazygit_in_a_terminal_float_signs_with_keys_alone(
         str(Path(sys.executable).parent) + os.pathsep + box.env["PATH"]
     )  # the lazygit-py wheel's
     (Path(box.env["XDG_CONFIG_HOME"]) / "lazygit").mkdir(parents=True)
-    (Path(box.env["XDG_CONFIG_HOME"]) / "lazygit" / "config.yml").write_text(LAZYGIT_CONFIG)
+    config = LAZYGIT_CONFIG + ("git:\n  overrideGpg: true\n" if override_gpg else "")
+    (Path(box.env["XDG_CONFIG_HOME"]) / "lazygit" / "config.yml").write_text(config)
     doc = tmp_path / "notes.txt"
     doc.write_text("first line of the notes\nsecond line stays put\n")
     term = Tui(box, [str(doc)], 30, 100)
@@ -298,11 +303,18 @@ def test_lazygit_in_a_terminal_float_signs_with_keys_alone(
         term.type("c")
         term.wait_text("ummary")  # the commit message prompt
         term.type("from lazygit\r")
-        # lazygit hands its terminal to git; gpg asks there, in the float.
-        term.wait_text("Passphrase:", timeout=30)
-        term.type(keyring.passphrase + "\r")
-        term.wait_text("Press enter to return to lazygit", timeout=30)
-        term.type("\r")
+        if override_gpg:
+            # lazygit keeps drawing and reading the keys: gpg asks in a
+            # prompt window of ours, over lazygit's.
+            term.wait_text("gpg — Passphrase", timeout=30)
+            term.type(keyring.passphrase + "\r")
+            ed.wait_event("TtyOfferClose", timeout=30)
+        else:
+            # lazygit hands its terminal to git; gpg asks there, in its float.
+            term.wait_text("Passphrase:", timeout=30)
+            term.type(keyring.passphrase + "\r")
+            term.wait_text("Press enter to return to lazygit", timeout=30)
+            term.type("\r")
         term.wait_text("from lazygit")  # in lazygit's commit list
         term.type("q")
         term.wait_gone("╭")

@@ -43,6 +43,7 @@ function M.set(on)
     -- editor's own terminal (the shell that started it exported it).
     vim.env.TTYOFFER_GIT_CONFIG_COUNT = tostring(index)
     vim.env.TTYOFFER_EDITOR_TTY = vim.env.GPG_TTY
+    vim.env.TTYOFFER_NVIM = vim.v.progpath -- to ask this editor for a terminal
     vim.env.GPG_TTY = nil
   elseif not on and saved then
     -- Put back only what is still ours: someone may have added after us.
@@ -53,6 +54,7 @@ function M.set(on)
     end
     vim.env.TTYOFFER_GIT_CONFIG_COUNT = nil
     vim.env.TTYOFFER_EDITOR_TTY = nil
+    vim.env.TTYOFFER_NVIM = nil
     if vim.env.GPG_TTY == nil then
       vim.env.GPG_TTY = saved.gpg_tty
     end

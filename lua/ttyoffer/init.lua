@@ -359,6 +359,27 @@ function M.systemlist(cmd, ...)
   return run_blocking(originals.systemlist, cmd, ...)
 end
 
+--- A private terminal for a process the plugin did not start, bound to it:
+--- its prompt window opens when something writes to the terminal, and the
+--- terminal goes when the process ends. Called by git's gpg.program
+--- (libexec/ttyoffer-gpg) over $NVIM, for a gpg whose own terminal nobody
+--- can answer on. '' when none can be had (off, no host, none in stock).
+--- @param pid integer
+--- @return string slave path or ''
+function M.lease(pid)
+  pid = tonumber(pid)
+  if not (pid and pid > 0 and config.current.enabled and host.ready()) then
+    return ''
+  end
+  local offer_id, slave = host.take()
+  if not offer_id then
+    return ''
+  end
+  records.add({ id = offer_id, pid = pid, cmd = { 'gpg' }, state = 'armed' })
+  host.notify('bind', offer_id, pid)
+  return slave
+end
+
 --- Decline the prompt on screen, or the offer with the given id.
 --- @param id integer?
 --- @return boolean
