@@ -32,6 +32,12 @@ if [ -n "${TTYOFFER_FOR_TESTS:-}" ]; then
   NEEDED[/usr/bin/nvim]=neovim
   # vim-fugitive, the git tool the suite signs commits from.
   NEEDED_FILES[/usr/share/vim-fugitive/plugin/fugitive.vim]=vim-fugitive
+  # The servers and tools the prompt tests talk to: an OpenSSH server on
+  # 127.0.0.1, sudo, and dtach and script(1) for persistent runs.
+  NEEDED[/usr/sbin/sshd]=openssh-server
+  NEEDED[sudo]=sudo
+  NEEDED[dtach]=dtach
+  NEEDED[script]=bsdutils
 fi
 
 say() { printf '%s\n' "ttyoffer: $*" >&2; }
