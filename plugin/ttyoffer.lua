@@ -7,7 +7,7 @@ vim.g.loaded_ttyoffer = 1
 -- An editor the plugin cannot run on (too old, not Linux) gets the commands
 -- only, each saying so once; nothing else runs, nothing is said at startup.
 if require('ttyoffer.support').problem() then
-  for _, name in ipairs({ 'Bang', 'TtyOffer' }) do
+  for _, name in ipairs({ 'Bang', 'TtyOffer', 'TtyRun' }) do
     vim.cmd('command! -nargs=* ' .. name .. " lua require('ttyoffer.support').tell_inactive()")
   end
   return
@@ -29,6 +29,16 @@ end, {
   desc = 'ttyoffer: on, off, toggle, status, dismiss',
 })
 
+api.nvim_create_user_command('TtyRun', function(opts)
+  require('ttyoffer.runcmd').run(opts)
+end, {
+  nargs = '*',
+  complete = function(arglead, cmdline)
+    return require('ttyoffer.runcmd').complete(arglead, cmdline)
+  end,
+  desc = 'ttyoffer: run {cmd} in a pane of its own; list, close',
+})
+
 -- Highlight groups are defined when the prompt window's module loads (they
 -- are linked with default = true, so a colorscheme's own always win).
 local group = api.nvim_create_augroup('ttyoffer', { clear = true })
@@ -36,6 +46,14 @@ api.nvim_create_autocmd('ColorScheme', {
   group = group,
   callback = function()
     require('ttyoffer.highlights').define()
+  end,
+})
+api.nvim_create_autocmd({ 'WinResized', 'VimResized' }, {
+  group = group,
+  callback = function()
+    if package.loaded['ttyoffer.runs'] then
+      require('ttyoffer.runs').resized()
+    end
   end,
 })
 api.nvim_create_autocmd('VimResized', {

@@ -36,6 +36,7 @@ _G.ttyoffer_events = {{}}
 vim.api.nvim_create_autocmd('User', {{
   pattern = {{
     'TtyOfferPresent', 'TtyOfferClose', 'TtyOfferBangDone', 'TtyOfferHostReady', 'TtyOfferUnserved',
+    'TtyRunExit',
   }},
   callback = function(args)
     table.insert(_G.ttyoffer_events, {{ pattern = args.match, data = args.data or vim.empty_dict() }})

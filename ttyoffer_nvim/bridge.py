@@ -9,8 +9,10 @@ not come is how a blocked editor is told (NvimPresenter.editor_waits_for_user).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +23,7 @@ from . import procfs
 from .keeper import KeeperLink
 from .offer import Offer, OfferTable
 from .protocol import EVENTS, TERMINAL_TRAFFIC, event_call
+from .runs import Run, RunTable, spec_from
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +115,26 @@ class NvimPresenter:
     def unserved(self, offer: Offer, question: str) -> None:
         send_event(self._nvim, "unserved", offer.id, question)
 
+    def run_started(self, run: Run) -> None:
+        send_event(self._nvim, "run_started", run.id, run.pid)
+
+    def run_output(self, run: Run, data: bytes) -> None:
+        send_event(self._nvim, "run_output", run.id, data)
+
+    def run_exit(self, run: Run) -> None:
+        name = ""
+        if run.signal:
+            with contextlib.suppress(ValueError):
+                name = signal.Signals(run.signal).name
+        result = {
+            "code": run.code,
+            "signal": run.signal,
+            "signal_name": name,
+            "reason": run.reason,
+            "message": run.message,
+        }
+        send_event(self._nvim, "run_exit", run.id, result)
+
     def editor_waits_for_user(self, callback: Callable[[bool | None], None]) -> None:
         """nvim_get_mode: `blocking` is true while Neovim waits for the user.
         It answers at once then (a hit-enter prompt), and otherwise once it
@@ -148,6 +171,7 @@ class TtyOfferHost:
         self._nvim = nvim
         self._presenter = NvimPresenter(nvim)
         self._table: OfferTable | None = None
+        self._runs: RunTable | None = None
         self._keeper: KeeperLink | None = None
         self._keeper_restarts: list[float] = []
         raise_fd_limit()
@@ -159,6 +183,12 @@ class TtyOfferHost:
             self._keeper = self._start_keeper()
             self._table = OfferTable(self._nvim.loop, self._presenter, self._keeper)
         return self._table
+
+    @property
+    def runs(self) -> RunTable:
+        if self._runs is None:
+            self._runs = RunTable(self._nvim.loop, self._presenter, dict(os.environ))
+        return self._runs
 
     def _start_keeper(self) -> KeeperLink | None:
         try:
@@ -222,6 +252,13 @@ class TtyOfferHost:
         offer = self.table.get(int(offer_id))
         return offer.screen.text() if offer else ""
 
+    def run_path(self) -> dict[str, Any]:
+        login = self.runs.login_path
+        if login.value is None:
+            login.get(lambda _: None)  # ask now; the answer is kept
+            return {"pending": True}
+        return {"path": login.value.path, "source": login.value.source}
+
     # -- notifications --------------------------------------------------------
 
     def refill(self, count: int, rows: int, cols: int) -> None:
@@ -257,3 +294,21 @@ class TtyOfferHost:
 
     def configure(self, blocked_ms: float) -> None:
         self.table.configure(float(blocked_ms))
+
+    def run_start(self, run_id: int, spec: Any) -> None:
+        self.runs.start(int(run_id), spec_from(spec))
+
+    def run_input(self, run_id: int, data: Any) -> None:
+        self.runs.write(int(run_id), as_bytes(data))
+
+    def run_ack(self, run_id: int, count: int) -> None:
+        self.runs.acknowledge(int(run_id), int(count))
+
+    def run_resize(self, run_id: int, rows: int, cols: int) -> None:
+        self.runs.resize(int(run_id), int(rows), int(cols))
+
+    def run_close(self, run_id: int) -> None:
+        self.runs.close(int(run_id))
+
+    def run_signal(self, run_id: int, signum: int) -> None:
+        self.runs.signal(int(run_id), int(signum))

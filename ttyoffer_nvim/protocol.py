@@ -22,11 +22,21 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # The command asked (the question on its screen, may be "") while the
     # editor served nothing, and was hung up.
     "unserved": ("offer_id", "question"),
+    # A run's program started, with this pid.
+    "run_started": ("run_id", "pid"),
+    # Bytes for a run's pane.
+    "run_output": ("run_id", "data"),
+    # A run's program ended, or could not start: {code, signal, signal_name,
+    # reason, message}.
+    "run_exit": ("run_id", "result"),
 }
 
 REQUESTS: dict[str, tuple[str, ...]] = {
     "status": (),
     "screen": ("offer_id",),
+    # The PATH runs get: {path, source}, or {pending = true} while the
+    # login shell is being asked.
+    "run_path": (),
 }
 
 NOTIFICATIONS: dict[str, tuple[str, ...]] = {
@@ -48,6 +58,15 @@ NOTIFICATIONS: dict[str, tuple[str, ...]] = {
     # nothing before it is hung up (half between checks of the editor's mode,
     # half for the answer); 0 or less: never.
     "configure": ("blocked_ms",),
+    # Start a run: {argv, cwd, base_env, env, rows, cols}.
+    "run_start": ("run_id", "spec"),
+    "run_input": ("run_id", "data"),
+    "run_ack": ("run_id", "count"),
+    "run_resize": ("run_id", "rows", "cols"),
+    # The pane is closed: hang up what still runs; the run is forgotten.
+    "run_close": ("run_id",),
+    # run:kill(signal): to the program, while it runs.
+    "run_signal": ("run_id", "signal"),
 }
 
 METHOD_PREFIX = "ttyoffer_"
@@ -59,6 +78,8 @@ TERMINAL_TRAFFIC = (
     "ttyoffer.events').present",
     "ttyoffer.events').output",
     "ttyoffer.events').unserved",
+    "ttyoffer_run_input",
+    "ttyoffer.events').run_output",
 )
 
 

@@ -22,6 +22,17 @@ M.defaults = {
     -- Terminal-mode key in the prompt window that declines the offer.
     -- false: no mapping (`:TtyOffer dismiss` still works).
     dismiss = '<C-q>',
+    -- Normal-mode key in a run's pane that closes it (hanging up the
+    -- program if it still runs). false: no mapping (`:TtyRun close` and the
+    -- bar's Close still work).
+    run_close = 'q',
+  },
+  runs = {
+    -- Where require('ttyoffer').run() and :TtyRun open a pane: 'split' (along
+    -- the bottom), 'float' (centered) or 'tab'.
+    placement = 'split',
+    -- Height of a 'split' pane, in lines.
+    height = 15,
   },
   bang = {
     -- Milliseconds before `:Bang` says that the command is still running.
@@ -104,6 +115,14 @@ local function key_or_false(value)
   end
 end
 
+--- @param value string
+--- @return string?
+local function placement(value)
+  if value ~= 'split' and value ~= 'float' and value ~= 'tab' then
+    return '"split", "float" or "tab"'
+  end
+end
+
 -- path -> { accepted types, check(value) -> what it must be, or nil }
 local validators = {
   enabled = { 'boolean' },
@@ -113,6 +132,9 @@ local validators = {
   ['float.close_delay'] = { 'number', whole_non_negative },
   ['float.typing_pause'] = { 'number', whole_non_negative },
   ['keys.dismiss'] = { { 'string', 'boolean' }, key_or_false },
+  ['keys.run_close'] = { { 'string', 'boolean' }, key_or_false },
+  ['runs.placement'] = { 'string', placement },
+  ['runs.height'] = { 'number', whole_positive },
   ['bang.notice_delay'] = { 'number', whole_non_negative },
   max_offers = { 'number', whole_positive },
   ['routes.bang'] = { 'boolean' },

@@ -75,6 +75,26 @@ function M.no_keeper(reason)
   )
 end
 
+--- A run's program started.
+--- @param run_id integer
+--- @param pid integer
+function M.run_started(run_id, pid)
+  require('ttyoffer.runs').started(run_id, pid)
+end
+
+--- @param run_id integer
+--- @param data string
+function M.run_output(run_id, data)
+  require('ttyoffer.runs').output(run_id, data)
+  host.notify('run_ack', run_id, #data)
+end
+
+--- @param run_id integer
+--- @param result ttyoffer.RunResult
+function M.run_exit(run_id, result)
+  require('ttyoffer.runs').exited(run_id, result)
+end
+
 --- The command asked while the editor served nothing, and was hung up.
 --- @param offer_id integer
 --- @param question string

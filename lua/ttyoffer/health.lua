@@ -155,6 +155,38 @@ local function check_routes(ttyoffer)
   )
 end
 
+--- The PATH runs get: the login shell's, asked by the host once.
+local function check_runs(host)
+  start('ttyoffer: runs')
+  if not host.ready() then
+    warn('The host is not running: runs go as Neovim terminal jobs, which cannot tell a signal from an exit code', {
+      'See the host section above',
+    })
+    return
+  end
+  local answer = host.request('run_path')
+  if answer and answer.pending then
+    vim.wait(WAIT_MS, function()
+      answer = host.request('run_path')
+      return not (answer and answer.pending)
+    end, 50)
+  end
+  if not answer or answer.pending then
+    warn("The login shell did not say its PATH in time; runs get the editor's PATH until it does", {
+      'Check that `$SHELL -l -c true` ends quickly in a terminal',
+    })
+    return
+  end
+  local source = require('ttyoffer.title').sanitize(answer.source, 200)
+  if vim.startswith(source, 'login shell') then
+    ok('Runs get the PATH of your ' .. source .. ': ' .. require('ttyoffer.title').sanitize(answer.path, 300))
+  else
+    warn('Runs get ' .. source .. ': ' .. require('ttyoffer.title').sanitize(answer.path, 300), {
+      "Make `$SHELL -l -c 'echo $PATH'` work in a terminal, then restart Neovim",
+    })
+  end
+end
+
 function M.check()
   if not check_support() then
     return
@@ -164,6 +196,7 @@ function M.check()
   local ttyoffer = require('ttyoffer')
   check_host(host, ttyoffer)
   check_routes(ttyoffer)
+  check_runs(host)
   check_ptys(python)
 end
 

@@ -6,6 +6,13 @@ function M.define()
   set(0, 'TtyOfferNormal', { link = 'NormalFloat', default = true })
   set(0, 'TtyOfferBorder', { link = 'FloatBorder', default = true })
   set(0, 'TtyOfferTitle', { link = 'FloatTitle', default = true })
+  -- A run's bar: its title, its state (running, ended well, ended badly)
+  -- and Close.
+  set(0, 'TtyOfferRunTitle', { link = 'WinBar', default = true })
+  set(0, 'TtyOfferRunRunning', { link = 'DiagnosticInfo', default = true })
+  set(0, 'TtyOfferRunExited', { link = 'DiagnosticOk', default = true })
+  set(0, 'TtyOfferRunFailed', { link = 'DiagnosticError', default = true })
+  set(0, 'TtyOfferRunClose', { link = 'Special', default = true })
 end
 
 return M

@@ -45,6 +45,9 @@ end
 local function host_exited(message)
   prompts.host_lost()
   records.host_lost()
+  if package.loaded['ttyoffer.runs'] then
+    require('ttyoffer.runs').host_lost()
+  end
   if message then
     notify.once(
       'host-exit',
@@ -378,6 +381,13 @@ function M.lease(pid)
   records.add({ id = offer_id, pid = pid, cmd = { 'gpg' }, state = 'armed' })
   host.notify('bind', offer_id, pid)
   return slave
+end
+
+--- Run one interactive program in a pane of its own; see :help ttyoffer.run().
+--- @param opts table
+--- @return ttyoffer.Run
+function M.run(opts)
+  return require('ttyoffer.runs').run(opts)
 end
 
 --- Decline the prompt on screen, or the offer with the given id.

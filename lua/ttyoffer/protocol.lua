@@ -26,6 +26,13 @@ M.events = {
   -- The command asked (the question on its screen, may be '') while the
   -- editor served nothing, and was hung up.
   unserved = { 'offer_id', 'question' },
+  -- A run's program started, with this pid.
+  run_started = { 'run_id', 'pid' },
+  -- Bytes for a run's pane.
+  run_output = { 'run_id', 'data' },
+  -- A run's program ended, or could not start: {code, signal, signal_name,
+  -- reason, message}.
+  run_exit = { 'run_id', 'result' },
 }
 
 --- Editor -> host: RPC methods ('ttyoffer_' .. name), their arguments, and
@@ -52,6 +59,18 @@ M.methods = {
   -- nothing before it is hung up (half between checks of the editor's mode,
   -- half for the answer); 0 or less: never.
   configure = { kind = 'notify', args = { 'blocked_ms' } },
+  -- The PATH runs get: {path, source}, or {pending = true} while the login
+  -- shell is being asked.
+  run_path = { kind = 'request', args = {} },
+  -- Start a run: {argv, cwd, base_env, env, rows, cols}.
+  run_start = { kind = 'notify', args = { 'run_id', 'spec' } },
+  run_input = { kind = 'notify', args = { 'run_id', 'data' } },
+  run_ack = { kind = 'notify', args = { 'run_id', 'count' } },
+  run_resize = { kind = 'notify', args = { 'run_id', 'rows', 'cols' } },
+  -- The pane is closed: hang up what still runs; the run is forgotten.
+  run_close = { kind = 'notify', args = { 'run_id' } },
+  -- run:kill(signal): to the program, while it runs.
+  run_signal = { kind = 'notify', args = { 'run_id', 'signal' } },
 }
 
 --- The RPC method name of `name`; raises for a name the protocol lacks, so a

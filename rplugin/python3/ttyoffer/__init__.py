@@ -81,3 +81,31 @@ class TtyOfferPlugin:
     @pynvim.rpc_export("ttyoffer_configure")
     def configure(self, blocked_ms: float) -> None:
         self._host.configure(blocked_ms)
+
+    @pynvim.rpc_export("ttyoffer_run_path", sync=True)
+    def run_path(self) -> dict[str, Any]:
+        return self._host.run_path()
+
+    @pynvim.rpc_export("ttyoffer_run_start")
+    def run_start(self, run_id: int, spec: Any) -> None:
+        self._host.run_start(run_id, spec)
+
+    @pynvim.rpc_export("ttyoffer_run_input")
+    def run_input(self, run_id: int, data: Any) -> None:
+        self._host.run_input(run_id, data)
+
+    @pynvim.rpc_export("ttyoffer_run_ack")
+    def run_ack(self, run_id: int, count: int) -> None:
+        self._host.run_ack(run_id, count)
+
+    @pynvim.rpc_export("ttyoffer_run_resize")
+    def run_resize(self, run_id: int, rows: int, cols: int) -> None:
+        self._host.run_resize(run_id, rows, cols)
+
+    @pynvim.rpc_export("ttyoffer_run_close")
+    def run_close(self, run_id: int) -> None:
+        self._host.run_close(run_id)
+
+    @pynvim.rpc_export("ttyoffer_run_signal")
+    def run_signal(self, run_id: int, signal: int) -> None:
+        self._host.run_signal(run_id, signal)

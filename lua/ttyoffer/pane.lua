@@ -1,0 +1,167 @@
+-- A run's pane: a window of its own (a bottom split, a centered float or a
+-- tab) holding a terminal that shows the program and sends back what the user
+-- types, with a bar (winbar) that says what runs, how it stands, and Close.
+-- It knows nothing of the host: callers pass what to do with input, a new
+-- size and the pane going away.
+local M = {}
+
+local api = vim.api
+local config = require('ttyoffer.config')
+local highlights = require('ttyoffer.highlights')
+local layout = require('ttyoffer.layout')
+
+--- @class ttyoffer.Pane
+--- @field win integer
+--- @field buf integer
+--- @field chan integer
+
+local CLOSE_FUNCTION = 'TtyOfferRunClose'
+
+--- The Vimscript function the bar's Close calls (a click function must be
+--- one); the run's id comes as its `minwid`.
+local function define_close_function()
+  if vim.fn.exists('*' .. CLOSE_FUNCTION) == 1 then
+    return
+  end
+  vim.cmd(([[
+    function! %s(id, clicks, button, mods) abort
+      call luaeval("require('ttyoffer.runs').close(_A)", a:id)
+    endfunction
+  ]]):format(CLOSE_FUNCTION))
+end
+
+--- @param placement string
+--- @param buf integer
+--- @return integer win
+local function open_window(placement, buf)
+  if placement == 'float' then
+    local geometry = layout.geometry()
+    geometry.border = config.current.float.border
+    return api.nvim_open_win(buf, true, geometry)
+  elseif placement == 'tab' then
+    vim.cmd.tabnew()
+    local scratch = api.nvim_get_current_buf()
+    api.nvim_win_set_buf(0, buf)
+    if scratch ~= buf and api.nvim_buf_is_valid(scratch) then
+      api.nvim_buf_delete(scratch, { force = true })
+    end
+    return api.nvim_get_current_win()
+  end
+  -- A split along the whole bottom of the editor, as :botright split.
+  return api.nvim_open_win(buf, true, { split = 'below', win = -1, height = config.current.runs.height })
+end
+
+--- `text` as literal statusline text.
+--- @param text string
+local function literal(text)
+  return (text:gsub('%%', '%%%%'))
+end
+
+--- The bar: `title` (already sanitized), the state, and Close.
+--- @param id integer
+--- @param title string
+--- @param state string
+--- @param state_group string highlight group of the state
+local function bar(id, title, state, state_group)
+  return table.concat({
+    '%#TtyOfferRunTitle# ',
+    literal(title),
+    ' %#',
+    state_group,
+    '# ',
+    literal(state),
+    ' %*%=%#TtyOfferRunClose#%',
+    tostring(id),
+    '@',
+    CLOSE_FUNCTION,
+    '@ Close %X%*',
+  })
+end
+
+--- Open the pane, focused, in Terminal mode. With `on_input` its terminal is
+--- a channel the caller feeds (M.send); without, the caller starts a terminal
+--- job in the pane's window itself.
+--- @param opts {id: integer, title: string, placement: string, on_input: fun(data: string)?, on_close: fun()}
+--- @return ttyoffer.Pane, integer rows, integer cols
+function M.open(opts)
+  highlights.define()
+  define_close_function()
+  local buf = api.nvim_create_buf(true, true)
+  -- :q hides the pane and the program goes on (as with :terminal); wiping
+  -- the buffer (Close, :bwipeout, :TtyRun close) ends it.
+  api.nvim_set_option_value('bufhidden', 'hide', { buf = buf })
+  local win = open_window(opts.placement, buf)
+  api.nvim_set_option_value('winbar', bar(opts.id, opts.title, 'starting', 'TtyOfferRunRunning'), { win = win })
+  pcall(api.nvim_buf_set_name, buf, ('ttyrun://%d/%s'):format(opts.id, opts.title))
+  -- The window exists first, so the terminal starts at its final size.
+  local chan = 0
+  if opts.on_input then
+    chan = api.nvim_open_term(buf, {
+      force_crlf = false,
+      on_input = function(_, _, _, data)
+        opts.on_input(data)
+      end,
+    })
+  end
+  vim.b[buf].ttyoffer_run = opts.id
+  local key = config.current.keys.run_close
+  if key then
+    vim.keymap.set('n', key, function()
+      -- Not from inside the mapping's own buffer handling.
+      vim.schedule(opts.on_close)
+    end, { buffer = buf, desc = 'Close this ttyoffer run (hangs up the program if it still runs)' })
+  end
+  api.nvim_create_autocmd('BufWipeout', { buffer = buf, once = true, callback = opts.on_close })
+  if opts.on_input then
+    vim.cmd.startinsert()
+  end
+  return { win = win, buf = buf, chan = chan }, api.nvim_win_get_height(win), api.nvim_win_get_width(win)
+end
+
+--- @param pane ttyoffer.Pane
+--- @param data string
+function M.send(pane, data)
+  pcall(api.nvim_chan_send, pane.chan, data)
+end
+
+--- Show the run's state in the bar of every window showing the pane.
+--- @param pane ttyoffer.Pane
+--- @param id integer
+--- @param title string
+--- @param state string
+--- @param failed boolean|nil nil while it runs
+function M.set_state(pane, id, title, state, failed)
+  local group = failed == nil and 'TtyOfferRunRunning' or (failed and 'TtyOfferRunFailed' or 'TtyOfferRunExited')
+  local text = bar(id, title, state, group)
+  for _, win in ipairs(vim.fn.win_findbuf(pane.buf)) do
+    pcall(api.nvim_set_option_value, 'winbar', text, { win = win })
+  end
+end
+
+--- The size of the pane's terminal: its smallest window's, as Neovim sizes it.
+--- @param pane ttyoffer.Pane
+--- @return integer? rows, integer? cols
+function M.size(pane)
+  local rows, cols
+  for _, win in ipairs(vim.fn.win_findbuf(pane.buf)) do
+    local h, w = api.nvim_win_get_height(win), api.nvim_win_get_width(win)
+    rows, cols = math.min(rows or h, h), math.min(cols or w, w)
+  end
+  return rows, cols
+end
+
+--- Wipe the buffer (and with it every window showing it).
+--- @param pane ttyoffer.Pane
+function M.close(pane)
+  if api.nvim_buf_is_valid(pane.buf) then
+    pcall(api.nvim_buf_delete, pane.buf, { force = true })
+  end
+end
+
+--- @param pane ttyoffer.Pane
+--- @return boolean
+function M.valid(pane)
+  return api.nvim_buf_is_valid(pane.buf)
+end
+
+return M

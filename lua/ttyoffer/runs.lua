@@ -1,0 +1,404 @@
+-- Runs: one interactive program in a pane of its own, and how it ended.
+--
+-- A run is one object (shaped like vim.system()'s: id, pid, wait, kill,
+-- close, is_closing) with a backend behind it:
+--   host: the Python host is the program's parent (ttyoffer_nvim/runs.py):
+--         it tells the program's own exit from a signal, from "not found" and
+--         from the user closing the pane, and hangs up what is left.
+--   job:  Neovim's own terminal job, when there is no host: the program runs
+--         all the same, but a signal cannot be told from an exit code above
+--         128 (the user is told once).
+local M = {}
+
+local api = vim.api
+local config = require('ttyoffer.config')
+local host = require('ttyoffer.host')
+local notify = require('ttyoffer.notify')
+local originals = require('ttyoffer.originals')
+local pane_ui = require('ttyoffer.pane')
+local runspec = require('ttyoffer.runspec')
+local title_rule = require('ttyoffer.title')
+
+local TITLE_LENGTH = 80
+local NOT_STARTED = { not_found = 'not found', not_executable = 'not executable', cannot_start = 'cannot start' }
+M.signals = {
+  HUP = 1,
+  INT = 2,
+  QUIT = 3,
+  KILL = 9,
+  USR1 = 10,
+  USR2 = 12,
+  TERM = 15,
+  CONT = 18,
+  STOP = 19,
+  TSTP = 20,
+  WINCH = 28,
+}
+
+--- @type table<integer, ttyoffer.Run>
+local runs = {}
+local next_id = 1
+
+--- @class ttyoffer.RunResult
+--- @field code integer
+--- @field signal integer
+--- @field signal_name string
+--- @field reason string exited | signal | not_found | not_executable | cannot_start | closed
+--- @field message string
+
+--- @class ttyoffer.Run
+--- @field id integer
+--- @field pid integer? once started
+--- @field title string
+--- @field argv string[]
+--- @field backend 'host'|'job'
+--- @field started integer os.time() of the start
+--- @field result ttyoffer.RunResult? once it has ended
+--- @field closing boolean
+--- @field pane ttyoffer.Pane
+--- @field private _on_exit function?
+--- @field private _job integer?
+--- @field private _timed_out boolean?
+local Run = {}
+Run.__index = Run
+
+--- A few words on how the run stands: running, exited 3, killed by SIGTERM,
+--- not found, closed.
+--- @return string
+function Run:describe()
+  local r = self.result
+  if not r then
+    return self.pid and 'running' or 'starting'
+  end
+  if r.reason == 'closed' then
+    return 'closed'
+  elseif r.reason == 'signal' then
+    return 'killed by ' .. (r.signal_name ~= '' and r.signal_name or ('signal ' .. r.signal))
+  elseif NOT_STARTED[r.reason] then
+    return NOT_STARTED[r.reason]
+  end
+  return 'exited ' .. r.code
+end
+
+--- Wait for the end, serving the editor's events: `{code, signal}` (and
+--- `reason`). As vim.system's wait(): past `timeout` ms the program is
+--- killed (SIGKILL) and the code is 124.
+--- @param timeout integer?
+--- @return ttyoffer.RunResult
+function Run:wait(timeout)
+  local limit = timeout or vim._maxint
+  if not vim.wait(limit, function()
+    return self.result ~= nil
+  end) then
+    self._timed_out = true
+    self:kill('KILL')
+    vim.wait(1000, function()
+      return self.result ~= nil
+    end)
+    if not self.result then
+      self:_ended({ code = 124, signal = 9, signal_name = 'SIGKILL', reason = 'signal', message = 'timed out' })
+    end
+  end
+  return self.result --[[@as ttyoffer.RunResult]]
+end
+
+--- Send a signal (a number, or a name: 'TERM', 'sigterm', 'SIGTERM') to the
+--- program while it runs.
+--- @param sig integer|string?
+function Run:kill(sig)
+  local number = sig or 15
+  if type(sig) == 'string' then
+    number = M.signals[sig:upper():gsub('^SIG', '')]
+  end
+  if type(number) ~= 'number' or number < 1 or number % 1 ~= 0 then
+    error(
+      ('(ttyoffer) kill(): %s is not a signal; use a number or one of: %s'):format(
+        vim.inspect(sig),
+        table.concat(vim.tbl_keys(M.signals), ', ')
+      ),
+      2
+    )
+  end
+  if self.result then
+    return
+  end
+  if self.backend == 'host' then
+    host.notify('run_signal', self.id, number)
+  elseif self.pid then
+    pcall(vim.uv.kill, self.pid, number)
+  end
+end
+
+--- Close the pane; a program still running is hung up (then killed 200 ms
+--- later) and the run ends with 129.
+function Run:close()
+  if self.closing then
+    return
+  end
+  self.closing = true
+  if self.backend == 'host' then
+    host.notify('run_close', self.id)
+  elseif self._job and not self.result then
+    -- Neovim's own terminal job: a hang-up and, 200 ms later, a kill.
+    if self.pid then
+      pcall(vim.uv.kill, -self.pid, 'sighup')
+      local pid, job = self.pid, self._job
+      vim.defer_fn(function()
+        if vim.fn.jobwait({ job }, 0)[1] == -1 then
+          pcall(vim.uv.kill, -pid, 'sigkill')
+        end
+      end, 200)
+    end
+    self:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'closed', message = '' })
+  end
+  pane_ui.close(self.pane)
+  if self.result then
+    runs[self.id] = nil
+  end
+end
+
+--- @return boolean
+function Run:is_closing()
+  return self.closing or self.result ~= nil
+end
+
+--- The end, told once: the pane, the bar, on_exit, User TtyRunExit.
+--- @param result ttyoffer.RunResult
+function Run:_ended(result)
+  if self.result then
+    return
+  end
+  if self._timed_out then
+    result = vim.tbl_extend('force', result, { code = 124 })
+  end
+  self.result = result
+  if self.closing then
+    runs[self.id] = nil
+  end
+  if pane_ui.valid(self.pane) then
+    local line = self:describe()
+    if result.message ~= '' then
+      line = line .. ': ' .. title_rule.sanitize(result.message, 200)
+    end
+    if self.backend == 'host' then
+      pane_ui.send(self.pane, '\r\n[' .. line .. ']\r\n')
+    end
+    local failed = result.reason ~= 'exited' or result.code ~= 0
+    pane_ui.set_state(self.pane, self.id, self.title, self:describe(), failed)
+  end
+  if self._on_exit then
+    local ok, err = pcall(self._on_exit, { code = result.code, signal = result.signal, reason = result.reason })
+    if not ok then
+      notify.notice('on_exit of run ' .. self.id .. ' failed: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+  end
+  api.nvim_exec_autocmds('User', {
+    pattern = 'TtyRunExit',
+    modeline = false,
+    data = { id = self.id, code = result.code, signal = result.signal },
+  })
+end
+
+--- What the program gets besides its own `env`: the editor's environment,
+--- with NVIM naming this editor, as in a :terminal.
+local function base_env()
+  local env = vim.fn.environ()
+  if vim.v.servername ~= '' then
+    env.NVIM = vim.v.servername
+  end
+  return env
+end
+
+--- @param run ttyoffer.Run
+--- @param spec table checked by runspec
+local function start_on_host(run, spec)
+  local rows, cols = pane_ui.size(run.pane)
+  host.notify('run_start', run.id, {
+    argv = spec.argv,
+    cwd = spec.cwd,
+    base_env = base_env(),
+    env = vim.tbl_isempty(spec.env) and vim.empty_dict() or spec.env,
+    rows = rows or 24,
+    cols = cols or 80,
+  })
+end
+
+--- No host: Neovim's own terminal job in the pane's window.
+--- @param run ttyoffer.Run
+--- @param spec table
+local function start_as_job(run, spec)
+  run.backend = 'job'
+  notify.once(
+    'runs-without-host',
+    'runs go without the host (' .. (host.error or host.state) .. '): a signal is told as its exit code only'
+  )
+  local env = vim.tbl_extend('force', { TERM = 'xterm-256color' }, spec.env)
+  local ok, job = pcall(api.nvim_win_call, run.pane.win, function()
+    return originals.jobstart(spec.argv, {
+      term = true,
+      cwd = spec.cwd,
+      env = env,
+      on_exit = function(_, code)
+        run:_ended({ code = code, signal = 0, signal_name = '', reason = 'exited', message = '' })
+      end,
+    })
+  end)
+  if not ok or job <= 0 then
+    local message = ok and 'not executable' or tostring(job):gsub('^.-: ', '')
+    run:_ended({ code = 127, signal = 0, signal_name = '', reason = 'cannot_start', message = message })
+    return
+  end
+  run._job = job
+  run.pid = vim.fn.jobpid(job)
+end
+
+--- Start a run; see :help ttyoffer.run().
+--- @param opts table
+--- @return ttyoffer.Run
+function M.run(opts)
+  local spec = runspec.check(opts)
+  local id = next_id
+  next_id = next_id + 1
+  local title = title_rule.sanitize(spec.title, TITLE_LENGTH)
+  local run = setmetatable({
+    id = id,
+    title = title,
+    argv = spec.argv,
+    backend = 'host',
+    started = os.time(),
+    closing = false,
+    _on_exit = spec.on_exit,
+  }, Run)
+  runs[id] = run
+  local use_host = host.state == 'ready' or host.state == 'starting' or host.state == 'stopped'
+  run.pane = pane_ui.open({
+    id = id,
+    title = title,
+    placement = spec.placement,
+    on_input = use_host and function(data)
+      if run.backend == 'host' then
+        host.notify('run_input', id, data)
+      end
+    end or nil,
+    on_close = function()
+      run:close()
+    end,
+  })
+  if not use_host then
+    start_as_job(run, spec)
+    return run
+  end
+  if host.state == 'stopped' then
+    -- Runs are asked for by name: they start the host even while the offer
+    -- is off.
+    host.start()
+  end
+  host.when_ready(config.current.startup_wait, function(ready)
+    if run.closing then
+      return
+    end
+    if ready then
+      start_on_host(run, spec)
+    else
+      -- The pane has a terminal channel already; the job gets a window of
+      -- its own terminal in the same place.
+      pane_ui.close(run.pane)
+      run.pane = pane_ui.open({
+        id = id,
+        title = title,
+        placement = spec.placement,
+        on_close = function()
+          run:close()
+        end,
+      })
+      start_as_job(run, spec)
+    end
+  end)
+  return run
+end
+
+--- @param id integer
+--- @return ttyoffer.Run?
+function M.get(id)
+  return runs[id]
+end
+
+--- Every run whose pane is still there, oldest first.
+--- @return ttyoffer.Run[]
+function M.list()
+  local list = vim.tbl_values(runs)
+  table.sort(list, function(a, b)
+    return a.id < b.id
+  end)
+  return list
+end
+
+--- Close run `id`; false when there is none.
+--- @param id integer
+--- @return boolean
+function M.close(id)
+  local run = runs[id]
+  if not run then
+    return false
+  end
+  run:close()
+  return true
+end
+
+--- The run whose pane is in buffer `buf`.
+--- @param buf integer
+--- @return ttyoffer.Run?
+function M.in_buffer(buf)
+  local id = vim.b[buf].ttyoffer_run
+  return id and runs[id] or nil
+end
+
+-- Host events ----------------------------------------------------------------
+
+function M.started(run_id, pid)
+  local run = runs[run_id]
+  if run then
+    run.pid = pid
+    if pane_ui.valid(run.pane) then
+      pane_ui.set_state(run.pane, run.id, run.title, 'running', nil)
+    end
+  end
+end
+
+function M.output(run_id, data)
+  local run = runs[run_id]
+  if run and pane_ui.valid(run.pane) then
+    pane_ui.send(run.pane, data)
+  end
+end
+
+function M.exited(run_id, result)
+  local run = runs[run_id]
+  if run then
+    run:_ended(result)
+  end
+end
+
+--- New window sizes: the terminals of the panes shown follow.
+function M.resized()
+  for id, run in pairs(runs) do
+    if run.backend == 'host' and not run.result and pane_ui.valid(run.pane) then
+      local rows, cols = pane_ui.size(run.pane)
+      if rows and (rows ~= run._rows or cols ~= run._cols) then
+        run._rows, run._cols = rows, cols
+        host.notify('run_resize', id, rows, cols)
+      end
+    end
+  end
+end
+
+--- The host went away: its runs went with it (it hung them up).
+function M.host_lost()
+  for _, run in pairs(runs) do
+    if run.backend == 'host' and not run.result then
+      run:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'signal', message = 'the host exited' })
+    end
+  end
+end
+
+return M

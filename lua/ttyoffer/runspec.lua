@@ -1,0 +1,107 @@
+-- What run() accepts, checked before anything starts: a wrong argument is an
+-- error naming the fix, and nothing is spawned.
+local M = {}
+
+M.placements = { 'split', 'float', 'tab' }
+
+local KNOWN = { 'title', 'argv', 'env', 'cwd', 'on_exit', 'placement' }
+
+local function fail(fmt, ...)
+  error(string.format('(ttyoffer) run(): ' .. fmt, ...), 0)
+end
+
+--- @param argv any
+local function check_argv(argv)
+  if argv == nil then
+    fail('argv is missing; give the program and its arguments, e.g. { "gh", "auth", "login" }')
+  end
+  if type(argv) ~= 'table' or not vim.islist(argv) then
+    fail('argv must be a list of strings, got %s', type(argv))
+  end
+  if #argv == 0 or argv[1] == '' then
+    fail('argv is empty; its first item is the program to run')
+  end
+  for i, arg in ipairs(argv) do
+    if type(arg) ~= 'string' then
+      fail('argv[%d] must be a string, got %s (%s)', i, type(arg), vim.inspect(arg))
+    end
+  end
+end
+
+--- @param env any
+local function check_env(env)
+  if env == nil then
+    return
+  end
+  if type(env) ~= 'table' or (next(env) ~= nil and vim.islist(env)) then
+    fail('env must be a table of NAME = "value", got %s', vim.inspect(env))
+  end
+  for name, value in pairs(env) do
+    if type(name) ~= 'string' or name == '' or name:find('=', 1, true) then
+      fail('env has a name that is not a variable name: %s', vim.inspect(name))
+    end
+    if type(value) ~= 'string' and type(value) ~= 'number' then
+      fail('env.%s must be a string, got %s', name, type(value))
+    end
+  end
+end
+
+--- @class ttyoffer.RunSpec
+--- @field title string
+--- @field argv string[]
+--- @field env table<string, string>
+--- @field cwd string
+--- @field on_exit function?
+--- @field placement string
+
+--- The checked and completed description of a run.
+--- @param opts any
+--- @return ttyoffer.RunSpec
+function M.check(opts)
+  if type(opts) ~= 'table' then
+    fail('expects a table { argv = {...}, title = ..., ... }, got %s', type(opts))
+  end
+  for key in pairs(opts) do
+    if not vim.tbl_contains(KNOWN, key) then
+      fail('unknown key %s; known keys: %s (see :help ttyoffer.run())', vim.inspect(key), table.concat(KNOWN, ', '))
+    end
+  end
+  check_argv(opts.argv)
+  check_env(opts.env)
+  if opts.title ~= nil and type(opts.title) ~= 'string' then
+    fail('title must be a string, got %s', type(opts.title))
+  end
+  if opts.on_exit ~= nil and not vim.is_callable(opts.on_exit) then
+    fail('on_exit must be a function, got %s', type(opts.on_exit))
+  end
+  local placement = opts.placement or require('ttyoffer.config').current.runs.placement
+  if not vim.tbl_contains(M.placements, placement) then
+    fail('placement must be one of %s, got %s', table.concat(M.placements, ', '), vim.inspect(placement))
+  end
+  local cwd = opts.cwd
+  if cwd ~= nil and type(cwd) ~= 'string' then
+    fail('cwd must be a string, got %s', type(cwd))
+  end
+  if cwd == nil or cwd == '' then
+    cwd = vim.fn.getcwd()
+  else
+    cwd = vim.fn.fnamemodify(vim.fs.normalize(cwd), ':p')
+    if vim.fn.isdirectory(cwd) ~= 1 then
+      fail('cwd %s is not a directory', vim.inspect(opts.cwd))
+    end
+  end
+  local env = {}
+  for name, value in pairs(opts.env or {}) do
+    env[name] = tostring(value)
+  end
+  return {
+    title = opts.title or table.concat(opts.argv, ' '),
+    argv = vim.deepcopy(opts.argv),
+    env = env,
+    cwd = cwd,
+    on_exit = opts.on_exit,
+    placement = placement,
+  }
+end
+
+return M

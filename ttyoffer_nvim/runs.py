@@ -1,0 +1,494 @@
+"""Runs: one interactive program on a terminal of its own, and how it ended.
+
+The host is the program's parent: it allocates the pty, starts the program
+as the leader of a new session with the pty as its controlling terminal,
+relays the terminal to the editor's pane (with the offers' flow control) and
+learns the program's own exit through a pidfd, not the terminal's: a
+background process the program left holding the terminal cannot hide it.
+
+How a run ends, as the editor is told (`code`, `signal`, `reason`):
+
+* ``exited``: the program's exit status;
+* ``signal``: killed by a signal: 128 + its number, and the number;
+* ``not_found`` / ``not_executable`` / ``cannot_start``: 127, nothing ran;
+* ``closed``: the user closed the pane while it ran: its process group is
+  hung up, killed KILL_AFTER later if it is still there, and 129 is told
+  whatever it died of.
+
+Signals go to a process only while it is unreaped (a zombie keeps its pid
+and its group's id from being used again), and reaping happens on the same
+loop that signals, so a signal can never reach a recycled pid. When the host
+ends (the editor quit or was killed), every run still going is hung up the
+same way before the host exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import termios
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .hangup import hang_up_holders, holders, slave_held_elsewhere
+from .ptys import READ_SIZE, Pty, PtyEOF, open_pty, read_available, set_winsize
+from .sequences import SequenceFilter
+from .shellenv import LoginPath, LoginPathCache
+
+# Seconds between the hang-up of a closed run's process group and its kill.
+KILL_AFTER = 0.2
+# Seconds an exit waits for output still on its way (a throttled relay).
+DRAIN_GRACE = 0.25
+# Unacknowledged bytes per run before the host stops reading (see offer.py).
+RELAY_WINDOW = 64 * 1024
+BATCH_SIZE = 256 * 1024
+MAX_PENDING_INPUT = 1024 * 1024
+CLOSED_CODE = 128 + signal.SIGHUP
+NOT_STARTED_CODE = 127
+TERM = "xterm-256color"
+
+
+class RunPresenter(Protocol):
+    def run_started(self, run: Run) -> None: ...
+
+    def run_output(self, run: Run, data: bytes) -> None: ...
+
+    def run_exit(self, run: Run) -> None: ...
+
+
+@dataclass
+class RunSpec:
+    argv: list[str]
+    cwd: str
+    # The editor's environment, and the caller's on top of it.
+    base_env: dict[str, str]
+    env: dict[str, str]
+    rows: int
+    cols: int
+
+
+@dataclass
+class Run:
+    id: int
+    spec: RunSpec
+    pty: Pty | None = None
+    proc: subprocess.Popen[bytes] | None = None
+    pid: int = 0
+    pidfd: int = -1
+    reaped: bool = False
+    # Set once the end is known: the code told, the signal, why.
+    code: int | None = None
+    signal: int = 0
+    reason: str = ""
+    message: str = ""
+    told: bool = False
+    closing: bool = False
+    forgotten: bool = False
+    unacked: int = 0
+    throttled: bool = False
+    eof: bool = False
+    pending_input: bytearray = field(default_factory=bytearray)
+    sequences: SequenceFilter = field(default_factory=SequenceFilter)
+    timers: list[asyncio.TimerHandle] = field(default_factory=list)
+
+    @property
+    def running(self) -> bool:
+        return self.pid > 0 and not self.reaped
+
+
+def run_environment(spec: RunSpec, login_path: str, slave_path: str) -> dict[str, str]:
+    """The editor's environment, the login shell's PATH, the caller's `env`
+    over both; TERM for the pane's terminal unless the caller names one, and
+    GPG_TTY always the run's own terminal (never the editor's screen)."""
+    env = dict(spec.base_env)
+    env["PATH"] = login_path
+    env.update(spec.env)
+    env.setdefault("TERM", TERM)
+    if "TERM" not in spec.env:
+        env["TERM"] = TERM
+    env["GPG_TTY"] = slave_path
+    return env
+
+
+def resolve(program: str, path: str, cwd: str) -> tuple[str | None, str, str]:
+    """(the file to execute, or None; the reason; a message for the pane)."""
+    if "/" in program:
+        candidate = program if os.path.isabs(program) else os.path.join(cwd, program)
+        if not os.path.exists(candidate):
+            return None, "not_found", f"{program}: no such file"
+        if os.path.isdir(candidate) or not os.access(candidate, os.X_OK):
+            return None, "not_executable", f"{program}: not executable"
+        return candidate, "", ""
+    found = shutil.which(program, path=path)
+    if found is None:
+        # Something by that name that cannot be executed says more than
+        # "not found".
+        for entry in path.split(":"):
+            candidate = os.path.join(entry, program)
+            if entry and os.path.isfile(candidate):
+                return None, "not_executable", f"{program}: not executable ({candidate})"
+        return None, "not_found", f"{program}: not found in PATH"
+    return found, "", ""
+
+
+def _take_terminal() -> None:
+    """In the child, after setsid(): the pty on fd 0 becomes its controlling
+    terminal, so /dev/tty works and a closed pane hangs it up. The signal
+    mask is inherited through exec: the program gets SIGTERM back."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+def hold_off_sigterm() -> None:
+    """The host keeps SIGTERM blocked once it has runs. Neovim ending closes
+    the host's stdin and sends it SIGTERM at about the same time; the host's
+    loop stops at either, and the runs are hung up on the way out
+    (hang_up_all, at exit). A SIGTERM delivered then would end the host in
+    the middle of it and leave a program that ignores SIGHUP running for
+    good; blocked, it never is, and the closed stdin ends the host instead.
+    (Neovim sends SIGKILL to a child that has not ended 2 s later: the runs'
+    terminals then close with the host, and the kernel hangs them up.)"""
+    if threading.current_thread() is threading.main_thread():
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+
+
+class RunTable:
+    """All runs of one host. Every method runs on the host's event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, presenter: RunPresenter, env: dict[str, str]) -> None:
+        self._loop = loop
+        self._presenter = presenter
+        self._runs: dict[int, Run] = {}
+        self.login_path = LoginPathCache(loop, env)
+        atexit.register(self.hang_up_all)
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def start(self, run_id: int, spec: RunSpec | str) -> None:
+        """Start it once the login shell's PATH is known (asked once per
+        host). `spec` is a message when the editor's description was not
+        one: the run ends at once with 127 and that message."""
+        if run_id in self._runs:
+            return
+        if isinstance(spec, str):
+            self._not_started(Run(run_id, RunSpec([], "", {}, {}, 1, 1)), "cannot_start", spec)
+            return
+        run = Run(run_id, spec)
+        self._runs[run_id] = run
+        hold_off_sigterm()
+        self.login_path.get(lambda login: self._spawn(run, login))
+
+    def _spawn(self, run: Run, login: LoginPath) -> None:
+        if run.forgotten:
+            return
+        spec = run.spec
+        cwd = spec.cwd or os.getcwd()
+        if not os.path.isdir(cwd):
+            self._not_started(run, "cannot_start", f"{cwd}: not a directory")
+            return
+        try:
+            run.pty = open_pty(spec.rows, spec.cols)
+        except OSError as err:
+            self._not_started(run, "cannot_start", f"cannot open a pty: {err.strerror or err}")
+            return
+        env = run_environment(spec, login.path, run.pty.slave_path)
+        executable, reason, message = resolve(spec.argv[0], env["PATH"], cwd)
+        if executable is None:
+            self._not_started(run, reason, message)
+            return
+        try:
+            run.proc = subprocess.Popen(
+                spec.argv,
+                executable=executable,
+                stdin=run.pty.slave,
+                stdout=run.pty.slave,
+                stderr=run.pty.slave,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_take_terminal,
+            )
+        except OSError as err:
+            reason = "not_executable" if isinstance(err, PermissionError) else "cannot_start"
+            self._not_started(run, reason, f"{spec.argv[0]}: {err.strerror or err}")
+            return
+        run.pid = run.proc.pid
+        # Ours no longer: EOF on the master now means nobody holds the
+        # terminal any more.
+        run.pty.close_slave()
+        try:
+            run.pidfd = os.pidfd_open(run.pid)
+        except OSError:
+            run.pidfd = -1
+        if run.pidfd >= 0:
+            self._loop.add_reader(run.pidfd, self._check_exit, run)
+        else:  # no pidfds (old kernel): poll
+            self._poll_exit(run)
+        self._loop.add_reader(run.pty.master, self._on_readable, run)
+        self._presenter.run_started(run)
+
+    def _not_started(self, run: Run, reason: str, message: str) -> None:
+        run.code, run.reason, run.message = NOT_STARTED_CODE, reason, message
+        if run.pty is not None:
+            run.pty.close()
+        self._tell_exit(run)
+
+    def close(self, run_id: int) -> None:
+        """The pane is closed: hang up what still runs, and forget the run."""
+        run = self._runs.get(run_id)
+        if run is None:
+            return
+        run.forgotten = True
+        if run.running:
+            if not run.told:
+                run.code, run.signal, run.reason = CLOSED_CODE, signal.SIGHUP, "closed"
+            run.closing = True
+            self._signal_group(run, signal.SIGHUP)
+            run.timers.append(self._loop.call_later(KILL_AFTER, self._signal_group, run, signal.SIGKILL))
+            return  # the rest when it has gone (_reaped)
+        self._let_go(run)
+
+    def signal(self, run_id: int, signum: int) -> None:
+        """run:kill(sig): to the program itself, while it is unreaped."""
+        run = self._runs.get(run_id)
+        if run is None or not run.running:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            if run.pidfd >= 0:
+                signal.pidfd_send_signal(run.pidfd, signum)
+            else:
+                os.kill(run.pid, signum)
+
+    def hang_up_all(self) -> None:
+        """The host is ending: every run still going is hung up, and killed
+        KILL_AFTER later if it is still there. Blocks that long at most."""
+        running = [run for run in self._runs.values() if run.running]
+        for run in running:
+            self._signal_group(run, signal.SIGHUP)
+        deadline = time.monotonic() + KILL_AFTER
+        while running and time.monotonic() < deadline:
+            running = [run for run in running if not self._reap(run)]
+            if running:
+                time.sleep(0.01)
+        for run in running:
+            self._signal_group(run, signal.SIGKILL)
+            self._reap(run, block=True)
+        for run in list(self._runs.values()):
+            self._let_go(run, now=True)
+
+    # -- relay ---------------------------------------------------------------
+
+    def write(self, run_id: int, data: bytes) -> None:
+        run = self._runs.get(run_id)
+        if run is None or run.pty is None or run.pty.master < 0:
+            return
+        if run.pending_input:
+            if len(run.pending_input) + len(data) <= MAX_PENDING_INPUT:
+                run.pending_input += data
+            return
+        written = self._write_some(run, data)
+        if written < len(data):
+            run.pending_input += data[written:]
+            self._loop.add_writer(run.pty.master, self._on_writable, run)
+
+    def acknowledge(self, run_id: int, count: int) -> None:
+        run = self._runs.get(run_id)
+        if run is None:
+            return
+        run.unacked = max(0, run.unacked - count)
+        if run.throttled and run.unacked < RELAY_WINDOW and run.pty is not None and run.pty.master >= 0:
+            run.throttled = False
+            self._loop.add_reader(run.pty.master, self._on_readable, run)
+
+    def resize(self, run_id: int, rows: int, cols: int) -> None:
+        run = self._runs.get(run_id)
+        if run is not None and run.pty is not None and run.pty.master >= 0 and rows > 0 and cols > 0:
+            with contextlib.suppress(OSError):
+                set_winsize(run.pty.master, rows, cols)
+
+    # -- queries -------------------------------------------------------------
+
+    def get(self, run_id: int) -> Run | None:
+        return self._runs.get(run_id)
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    # -- internals -----------------------------------------------------------
+
+    def _on_readable(self, run: Run) -> None:
+        if run.pty is None or run.pty.master < 0:
+            return
+        chunks: list[bytes] = []
+        size = 0
+        room = min(BATCH_SIZE, RELAY_WINDOW - run.unacked)
+        while size < room:
+            try:
+                data = read_available(run.pty.master, READ_SIZE)
+            except (PtyEOF, OSError):
+                run.eof = True
+                break
+            if not data:
+                break
+            chunks.append(data)
+            size += len(data)
+        if run.eof or run.unacked + size >= RELAY_WINDOW:
+            self._loop.remove_reader(run.pty.master)
+            run.throttled = not run.eof
+        data = run.sequences.feed(b"".join(chunks)) if chunks else b""
+        if data:
+            run.unacked += len(data)
+            self._presenter.run_output(run, data)
+
+    def _write_some(self, run: Run, data: bytes) -> int:
+        assert run.pty is not None
+        try:
+            return os.write(run.pty.master, data)
+        except BlockingIOError:
+            return 0
+        except OSError:
+            return len(data)  # the terminal is gone; the input has nowhere to go
+
+    def _on_writable(self, run: Run) -> None:
+        if run.pty is None or run.pty.master < 0:
+            return
+        written = self._write_some(run, bytes(run.pending_input))
+        del run.pending_input[:written]
+        if not run.pending_input:
+            self._loop.remove_writer(run.pty.master)
+
+    def _poll_exit(self, run: Run) -> None:
+        if not self._check_exit(run):
+            run.timers.append(self._loop.call_later(0.05, self._poll_exit, run))
+
+    def _check_exit(self, run: Run) -> bool:
+        if not self._reap(run):
+            return False
+        if run.pidfd >= 0:
+            self._loop.remove_reader(run.pidfd)
+            os.close(run.pidfd)
+            run.pidfd = -1
+        self._reaped(run)
+        return True
+
+    def _reap(self, run: Run, block: bool = False) -> bool:
+        """Reap the program if it has ended, noting how; whether it has."""
+        if run.reaped:
+            return True
+        if run.pid <= 0:
+            return False
+        try:
+            info = os.waitid(os.P_PID, run.pid, os.WEXITED | (0 if block else os.WNOHANG))
+        except ChildProcessError:
+            info = None  # reaped elsewhere: ended, how is not known
+        except OSError:
+            return False
+        else:
+            if info is None:  # WNOHANG, and it has not ended
+                return False
+        run.reaped = True
+        if run.proc is not None:
+            run.proc.returncode = 0  # so that Popen never waits for it again
+        if run.code is None:  # a closed run keeps the code it was closed with
+            if info is None:
+                run.code, run.reason = 255, "exited"
+            elif info.si_code == os.CLD_EXITED:
+                run.code, run.reason = info.si_status, "exited"
+            else:
+                run.code, run.signal, run.reason = 128 + info.si_status, info.si_status, "signal"
+        return True
+
+    def _reaped(self, run: Run) -> None:
+        """The program is gone: tell, once what it wrote before is relayed."""
+        if run.told:
+            self._finish_if_forgotten(run)
+            return
+        self._on_readable(run)  # what it wrote last, within the window
+        if run.throttled:
+            run.timers.append(self._loop.call_later(DRAIN_GRACE, self._tell_exit, run))
+        else:
+            self._tell_exit(run)
+
+    def _tell_exit(self, run: Run) -> None:
+        if run.told:
+            return
+        run.told = True
+        self._presenter.run_exit(run)
+        self._finish_if_forgotten(run)
+
+    def _finish_if_forgotten(self, run: Run) -> None:
+        if run.forgotten:
+            self._let_go(run)
+
+    def _signal_group(self, run: Run, signum: int) -> None:
+        """To the program's process group, only while the program is unreaped."""
+        if run.running and not self._reap(run):
+            with contextlib.suppress(OSError):
+                os.killpg(run.pid, signum)
+
+    def _let_go(self, run: Run, now: bool = False) -> None:
+        """Every descriptor and timer of the run goes. What still holds its
+        terminal (a background process the program left) is hung up first,
+        and killed KILL_AFTER later if it holds it still: the master stays
+        open until then, so the terminal's path names no other terminal
+        and what is found holding it is still ours to kill."""
+        for timer in run.timers:
+            timer.cancel()
+        run.timers.clear()
+        if run.pidfd >= 0:
+            self._loop.remove_reader(run.pidfd)
+            with contextlib.suppress(OSError):
+                os.close(run.pidfd)
+            run.pidfd = -1
+        self._runs.pop(run.id, None)
+        pty = run.pty
+        if pty is None or pty.master < 0:
+            return
+        self._loop.remove_reader(pty.master)
+        self._loop.remove_writer(pty.master)
+        pty.close_slave()
+        if not hang_up_holders(pty.master, pty.slave_path) or now:
+            pty.close()
+            return
+        self._loop.call_later(KILL_AFTER, self._kill_holders, pty)
+
+    def _kill_holders(self, pty: Pty) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            if slave_held_elsewhere(pty.master):
+                for pid in holders(pty.slave_path):
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+        pty.close()
+
+
+def spec_from(args: object) -> RunSpec | str:
+    """The editor's description of a run, checked again on this side; a
+    message when it is not one."""
+    if not isinstance(args, dict):
+        return "a run is described by a table"
+    argv = args.get("argv")
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv) or not argv[0]:
+        return "argv must be a non-empty list of strings"
+    cwd = args.get("cwd") or ""
+    if not isinstance(cwd, str):
+        return "cwd must be a string"
+    envs: list[dict[str, str]] = []
+    for key in ("base_env", "env"):
+        value = args.get(key) or {}
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            return f"{key} must be a table of strings"
+        envs.append(dict(value))
+    rows, cols = args.get("rows"), args.get("cols")
+    if not isinstance(rows, int) or not isinstance(cols, int) or rows < 1 or cols < 1:
+        return "rows and cols must be whole numbers greater than 0"
+    return RunSpec(list(argv), cwd, envs[0], envs[1], rows, cols)
