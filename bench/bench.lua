@@ -265,4 +265,62 @@ function B.churn(n)
   end)
 end
 
+--- Time from starting a program in a pane to its first output shown there:
+--- a run (require('ttyoffer').run()) against the same program in a plain
+--- terminal buffer (jobstart with term = true) in the same bottom split.
+--- `argv` prints "ready"; an interactive program then waits, and both
+--- terminals show what it wrote on their next refresh.
+--- @param n integer
+--- @param argv string[]
+function B.run_first_output(n, argv)
+  local function shows_ready(buf)
+    local line = vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1]
+    return line ~= nil and line:find('ready', 1, true) ~= nil
+  end
+  -- Each returns the milliseconds to the first output; the teardown after
+  -- it is not timed.
+  local function plain()
+    local t0 = hrtime()
+    local buf = vim.api.nvim_create_buf(true, true)
+    local win = vim.api.nvim_open_win(buf, true, { split = 'below', win = -1, height = 15 })
+    local job = originals.jobstart(argv, { term = true })
+    assert(vim.wait(5000, function()
+      return shows_ready(buf)
+    end, 1))
+    local elapsed = ms(hrtime() - t0)
+    vim.fn.jobstop(job)
+    vim.fn.jobwait({ job }, 5000)
+    vim.api.nvim_win_close(win, true)
+    vim.api.nvim_buf_delete(buf, { force = true })
+    return elapsed
+  end
+  local function run()
+    local t0 = hrtime()
+    local r = ttyoffer.run({ argv = argv, placement = 'split' })
+    assert(vim.wait(5000, function()
+      return shows_ready(r.pane.buf)
+    end, 1))
+    local elapsed = ms(hrtime() - t0)
+    r:close()
+    r:wait(5000)
+    return elapsed
+  end
+  -- One each first: the login shell's PATH, modules, the host's import.
+  plain()
+  run()
+  local samples = { plain = {}, offer = {} }
+  for i = 1, n do
+    -- Alternating which goes first, so drift hits both alike.
+    if i % 2 == 0 then
+      table.insert(samples.plain, plain())
+      table.insert(samples.offer, run())
+    else
+      table.insert(samples.offer, run())
+      table.insert(samples.plain, plain())
+    end
+  end
+  vim.cmd('stopinsert')
+  return samples
+end
+
 return B

@@ -27,12 +27,9 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import fcntl
 import os
 import shutil
 import signal
-import subprocess
-import termios
 import threading
 import time
 from dataclasses import dataclass, field
@@ -80,7 +77,6 @@ class Run:
     id: int
     spec: RunSpec
     pty: Pty | None = None
-    proc: subprocess.Popen[bytes] | None = None
     pid: int = 0
     pidfd: int = -1
     reaped: bool = False
@@ -139,12 +135,49 @@ def resolve(program: str, path: str, cwd: str) -> tuple[str | None, str, str]:
     return found, "", ""
 
 
-def _take_terminal() -> None:
-    """In the child, after setsid(): the pty on fd 0 becomes its controlling
-    terminal, so /dev/tty works and a closed pane hangs it up. The signal
-    mask is inherited through exec: the program gets SIGTERM back."""
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+# Dispositions a program must not inherit from the host: Python ignores
+# SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across exec.
+_DEFAULT_SIGNALS = (
+    signal.SIGPIPE,
+    signal.SIGXFSZ,
+    signal.SIGHUP,
+    signal.SIGINT,
+    signal.SIGQUIT,
+    signal.SIGTERM,
+)
+
+
+def spawn_on_terminal(
+    executable: str, argv: list[str], env: dict[str, str], cwd: str, slave_path: str
+) -> int:
+    """Start `executable` as the leader of a new session whose controlling
+    terminal is the pty at `slave_path`; its pid.
+
+    posix_spawn (a vfork underneath) rather than a fork of the whole host:
+    the difference is most of the time to the program's first output.
+    glibc runs setsid() before the file actions, so opening the terminal
+    (without O_NOCTTY) makes it the controlling one. Python 3.11's
+    posix_spawn has no chdir action: the host, single-threaded on its loop,
+    stands in `cwd` for the call and goes back."""
+    back = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.chdir(cwd)
+        return os.posix_spawn(
+            executable,
+            argv,
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, slave_path, os.O_RDWR, 0),
+                (os.POSIX_SPAWN_DUP2, 0, 1),
+                (os.POSIX_SPAWN_DUP2, 0, 2),
+            ],
+            setsid=True,
+            setsigmask=(),
+            setsigdef=_DEFAULT_SIGNALS,
+        )
+    finally:
+        os.fchdir(back)
+        os.close(back)
 
 
 def hold_off_sigterm() -> None:
@@ -205,24 +238,14 @@ class RunTable:
             self._not_started(run, reason, message)
             return
         try:
-            run.proc = subprocess.Popen(
-                spec.argv,
-                executable=executable,
-                stdin=run.pty.slave,
-                stdout=run.pty.slave,
-                stderr=run.pty.slave,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
-                preexec_fn=_take_terminal,
-            )
+            run.pid = spawn_on_terminal(executable, spec.argv, env, cwd, run.pty.slave_path)
         except OSError as err:
             reason = "not_executable" if isinstance(err, PermissionError) else "cannot_start"
             self._not_started(run, reason, f"{spec.argv[0]}: {err.strerror or err}")
             return
-        run.pid = run.proc.pid
-        # Ours no longer: EOF on the master now means nobody holds the
-        # terminal any more.
+        # Held until the program had it open: a pty whose slave nobody has
+        # open reads as hung up. Ours no longer: EOF on the master now means
+        # nobody holds the terminal any more.
         run.pty.close_slave()
         try:
             run.pidfd = os.pidfd_open(run.pid)
@@ -395,8 +418,6 @@ class RunTable:
             if info is None:  # WNOHANG, and it has not ended
                 return False
         run.reaped = True
-        if run.proc is not None:
-            run.proc.returncode = 0  # so that Popen never waits for it again
         if run.code is None:  # a closed run keeps the code it was closed with
             if info is None:
                 run.code, run.reason = 255, "exited"
