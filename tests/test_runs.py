@@ -268,3 +268,64 @@ def test_without_a_host_a_run_still_runs(tmp_path: Path) -> None:
         assert wait_exit(ed, run_id)["code"] == 3
         wait_until(lambda: "plain job" in pane_text(ed, run_id), what="the output")
         assert "exited 3" in bar(ed, run_id)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("placement", ["split", "float", "tab"])
+def test_each_placement_opens_a_pane_with_its_bar(ed: Editor, placement: str) -> None:
+    tabs = ed.lua("return #vim.api.nvim_list_tabpages()")
+    run_id = start(ed, argv=["sh", "-c", "echo placed; sleep 100"], placement=placement, title="where")
+    wait_until(lambda: "placed" in pane_text(ed, run_id), what="the output")
+    win = ed.lua("return vim.fn.win_findbuf(require('ttyoffer.runs').get(...).pane.buf)[1]", run_id)
+    relative = ed.lua("return vim.api.nvim_win_get_config(...).relative", win)
+    assert (relative != "") == (placement == "float")
+    assert ed.lua("return #vim.api.nvim_list_tabpages()") == tabs + (placement == "tab")
+    if placement == "split":
+        # Along the whole bottom, the configured height.
+        assert ed.lua("return vim.api.nvim_win_get_height(...)", win) == 15
+        assert ed.lua("return vim.api.nvim_win_get_width(...) == vim.o.columns", win)
+    assert "where" in bar(ed, run_id) and "running" in bar(ed, run_id)
+    assert ed.mode() == "t"  # ready for the user's keys
+
+
+@pytest.mark.e2e
+def test_the_bars_close_and_q_close_the_pane(ed: Editor) -> None:
+    clicked = start(ed, argv=["sleep", "100"])
+    run_pid(ed, clicked)
+    assert f"%{clicked}@TtyOfferRunClose@ Close %X" in bar(ed, clicked)
+    # What a click on Close calls: the function, with the run's id as minwid.
+    ed.nvim.call("TtyOfferRunClose", clicked, 1, "l", "    ")
+    assert wait_exit(ed, clicked)["reason"] == "closed"
+    keyed = start(ed, argv=["sh", "-c", "exit 0"])
+    wait_exit(ed, keyed)
+    buf = ed.lua("return require('ttyoffer.runs').get(...).pane.buf", keyed)
+    ed.nvim.input("<C-\\><C-n>q")
+    wait_until(lambda: not ed.lua("return vim.api.nvim_buf_is_valid(...)", buf), what="q to close the pane")
+    assert ed.lua("return require('ttyoffer.runs').get(...)", keyed) is None
+
+
+@pytest.mark.e2e
+def test_kill_and_wait_shaped_like_vim_system(ed: Editor) -> None:
+    result = ed.lua(
+        "local r = require('ttyoffer').run({argv = {'sleep', '100'}}) "
+        "vim.wait(5000, function() return r.pid ~= nil end) "
+        "r:kill('sigint') return r:wait(5000)"
+    )
+    assert (result["code"], result["signal"]) == (130, signal.SIGINT)
+    timed_out = ed.lua("return require('ttyoffer').run({argv = {'sleep', '100'}}):wait(300)")
+    assert (timed_out["code"], timed_out["signal"]) == (124, signal.SIGKILL)
+    err = ed.lua(
+        "local r = require('ttyoffer').run({argv = {'true'}}) "
+        "local ok, e = pcall(r.kill, r, 'SIGNOPE') return e"
+    )
+    assert '(ttyoffer) kill(): "SIGNOPE" is not a signal' in err
+
+
+@pytest.mark.e2e
+def test_the_user_types_into_the_pane(ed: Editor) -> None:
+    """A sign-in flow that asks: keys typed the moment it asks."""
+    run_id = start(ed, argv=["sh", "-c", 'printf "code? "; read code; echo "got [$code]"; exit 0'])
+    wait_until(lambda: "code?" in pane_text(ed, run_id), what="the question")
+    ed.nvim.input("1234<CR>")
+    assert wait_exit(ed, run_id)["code"] == 0
+    wait_until(lambda: "got [1234]" in pane_text(ed, run_id), what="the answer to arrive")
