@@ -190,3 +190,23 @@ def test_a_prompt_waits_for_the_user_at_a_hit_enter_prompt(tui: tuple[Tui, Edito
     done = ed.wait_event("TtyOfferBangDone")[0]["data"]
     assert (done["code"], done["output"]) == (0, [f"{marker} yes"])
     assert ed.events("TtyOfferUnserved") == []
+
+
+def test_a_run_in_the_tui_asks_is_answered_and_tells_its_end(tui: tuple[Tui, Editor]) -> None:
+    """:TtyRun typed, the program's question answered with keys, the bar's
+    state, and q closing the pane: the document is back as it was."""
+    term, ed = tui
+    term.type(':TtyRun sh -c \'printf "Your name? "; read name; echo "Hello, $name"; exit 2\'\r')
+    term.wait_text("Your name?")
+    lines = term.wait_text("running")
+    bar = next(line for line in lines if "running" in line)
+    assert "Your name?" in bar and "Close" in bar  # title, state, Close on one bar
+    term.type("Ada\r")
+    term.wait_text("Hello, Ada")
+    lines = term.wait_text("exited 2")
+    assert any("[exited 2]" in line for line in lines)  # in the pane, under the output
+    term.type("\x1c\x0eq")  # <C-\><C-n>q
+    term.wait_gone("Hello, Ada")
+    assert "first line of the notes" in term.text()
+    assert ed.nvim.current.buffer[:] == ["first line of the notes", "second line stays put"]
+    assert not ed.nvim.current.buffer.options["modified"]
