@@ -1,14 +1,16 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pynvim
 import pytest
 
-from fixtures import Keyring, make_keyring, make_signing_repo
+from fixtures import Keyring, make_keyring, make_signing_repo, make_ssh_key
 from harness import ROOT, Editor, Sandbox, editor, nvim_binary
+from sshd import SshdOptions, SshPush, SshServer, make_ssh_push, sshd
 
 
 @pytest.fixture(scope="session")
@@ -52,3 +54,29 @@ def signing(tmp_path: Path) -> Iterator[tuple[Keyring, Path]]:
         yield keyring, repo
     finally:
         keyring.kill_agent()
+
+
+@pytest.fixture
+def sshd_factory(tmp_path: Path) -> Iterator[Callable[..., SshServer]]:
+    """Starts real OpenSSH servers on 127.0.0.1: `sshd_factory()` for public
+    keys of the current account, `sshd_factory(SshdOptions(...))` for more.
+    Each is stopped, with whatever it forked, and its folder removed at the
+    end of the test."""
+    with ExitStack() as servers:
+        count = 0
+
+        def start(options: SshdOptions | None = None) -> SshServer:
+            nonlocal count
+            count += 1
+            return servers.enter_context(sshd(tmp_path / f"sshd{count}", options))
+
+        yield start
+
+
+@pytest.fixture
+def ssh_push(sshd_factory: Callable[..., SshServer], tmp_path: Path) -> SshPush:
+    """A commit to push over ssh to a bare repository behind a real sshd,
+    with an ed25519 key whose passphrase ssh must ask for."""
+    passphrase = "push me softly"
+    key = make_ssh_key(tmp_path / "push" / "key" / "id_ed25519", passphrase)
+    return make_ssh_push(sshd_factory(), tmp_path / "push", key, passphrase)
