@@ -1,0 +1,359 @@
+"""Persistent runs: dtach sessions that outlive the editor, recorded by
+script(1) and replayed on the next attach.
+
+dtach keeps the session alive and nothing else: the editor's own terminal
+keeps its mouse, scrollback and search. It does not remember the screen, so
+the session's output is recorded by script(1) inside it, and the tail of
+that recording is shown before the live screen when a pane attaches.
+
+Every session name goes through sanitize_name() before it reaches a path or
+an argument: it is the injection boundary. Nothing about a session is
+stored: which sessions exist, whether they live, what they run and their
+title are read afresh from the session folder, the process table and the
+recording on every call.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import signal
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import procfs
+from .text import sanitize
+
+NAME_LENGTH = 40
+DEFAULT_NAME = "main"
+# Bytes of the recording replayed on attach, and below which nothing is
+# (a session just made has recorded its prompt, which the redraw paints).
+REPLAY_BYTES = 256 * 1024
+REPLAY_MIN_BYTES = 512
+# Past this size the recording is cut to its last TRIM_TO bytes on attach.
+MAX_RECORDING_BYTES = 4 * 1024 * 1024
+TRIM_TO = 1024 * 1024
+# Of the recording, the part searched for the title the program last set.
+TITLE_SEARCH_BYTES = 64 * 1024
+TITLE_LENGTH = 120
+# Leaves whatever the tail started in (the alternate screen, mouse
+# reporting), then resets the terminal: the tail may begin mid-sequence.
+REPLAY_RESET = b"\x1b[?1049l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1bc"
+# What dtach writes when a client attaches ("Clear the screen. This assumes
+# VT100."): it would wipe the replay it follows.
+DTACH_CLEAR = b"\x1b[H\x1b[J"
+CLEAR_WINDOW = 5.0
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_TITLE = re.compile(rb"\x1b\][02];([^\x07\x1b]*)(?:\x07|\x1b\\)")
+
+
+def sanitize_name(name: object) -> str:
+    """The one way a session name reaches a path or an argument: characters
+    other than [A-Za-z0-9_-] become '-', dashes at either end go, at most 40
+    characters are kept, and nothing left means "main"."""
+    text = name if isinstance(name, str) else ""
+    cleaned = _UNSAFE.sub("-", text).strip("-")[:NAME_LENGTH].strip("-")
+    return cleaned or DEFAULT_NAME
+
+
+class SessionFolderError(Exception):
+    """The session folder cannot be made, or is not the user's alone."""
+
+
+def session_folder(runtime_dir: str | None) -> Path:
+    """`$XDG_RUNTIME_DIR/ttyoffer-sessions`, else `/tmp/ttyoffer-sessions-<uid>`:
+    made 0700, and refused unless it is a directory of ours that nobody
+    else can enter (a folder someone else made first, a symlink)."""
+    if runtime_dir:
+        folder = Path(runtime_dir) / "ttyoffer-sessions"
+    else:
+        folder = Path("/tmp") / f"ttyoffer-sessions-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise SessionFolderError(f"{folder} is not a folder of yours; remove it and try again")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(folder, 0o700)
+    return folder
+
+
+@dataclass(frozen=True)
+class SessionPaths:
+    name: str
+    socket: Path
+    recording: Path
+
+
+def paths(folder: Path, name: object) -> SessionPaths:
+    safe = sanitize_name(name)
+    return SessionPaths(safe, folder / f"{safe}.sock", folder / f"{safe}.log")
+
+
+def attach_argv(
+    dtach: str, script: str | None, session: SessionPaths, argv: list[str], shell: str
+) -> tuple[list[str], dict[str, str]]:
+    """The argv that attaches to the session, creating it with `argv` when it
+    does not exist, and what it needs in its environment.
+
+    dtach -A: attach or create; -r winch: the program redraws on attach; -E
+    -z: no detach or suspend key of dtach's (closing the pane detaches).
+    script(1) records inside it, appending (O_APPEND: the recording can be
+    trimmed under it). script runs its -c string with $SHELL: /bin/sh for
+    that string, which puts the user's own SHELL back before it execs the
+    program, quoted word by word (shlex), never joined unquoted."""
+    base = [dtach, "-A", str(session.socket), "-r", "winch", "-E", "-z"]
+    if script is None:
+        return [*base, *argv], {}
+    command = f"SHELL={shlex.quote(shell)}; export SHELL; exec {shlex.join(argv)}"
+    return [*base, script, "-q", "-a", "-f", "-e", "-c", command, str(session.recording)], {"SHELL": "/bin/sh"}
+
+
+# -- what the process table says -------------------------------------------------
+
+
+def _argv_of(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return []
+    return [part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0") if part]
+
+
+def _mine(pid: int) -> bool:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid == os.getuid()
+    except OSError:
+        return False
+
+
+def holders(socket_path: Path) -> list[int]:
+    """The dtach processes of this user that serve or attach to the socket:
+    the socket's path is one of their arguments, exactly."""
+    wanted = str(socket_path)
+    found = []
+    for pid in procfs.pids():
+        if not _mine(pid):
+            continue
+        argv = _argv_of(pid)
+        if argv and os.path.basename(argv[0]) == "dtach" and wanted in argv:
+            found.append(pid)
+    return found
+
+
+def master_of(socket_path: Path) -> int | None:
+    """The session's master: the holder whose parent is not a holder (a
+    client attached from a pane is the master's sibling at most, never its
+    child), and which is a session leader (dtach's master setsid()s)."""
+    pids = holders(socket_path)
+    for pid in pids:
+        info = procfs.stat(pid)
+        if info is not None and info.session == pid:
+            return pid
+    return None
+
+
+def live(socket_path: Path) -> bool:
+    return socket_path.exists() and master_of(socket_path) is not None
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for pid in procfs.pids():
+        info = procfs.stat(pid)
+        if info is not None:
+            tree.setdefault(info.ppid, []).append(pid)
+    return tree
+
+
+def foreground_command(master: int) -> str:
+    """The name of the deepest descendant of the master that is in its
+    terminal's foreground process group, dtach and script left out: what
+    the session is running now."""
+    tree = _children()
+    best, best_depth = "", 0
+    stack = [(child, 1) for child in tree.get(master, [])]
+    while stack:
+        pid, depth = stack.pop()
+        stack.extend((child, depth + 1) for child in tree.get(pid, []))
+        info = procfs.stat(pid)
+        if info is None or info.tty_nr == 0 or info.pgrp != info.tpgid:
+            continue
+        name = procfs.process_name(pid) or ""
+        if name in ("dtach", "script") or depth < best_depth:
+            continue
+        best, best_depth = name, depth
+    return sanitize(best, TITLE_LENGTH)
+
+
+def title_of(recording: Path) -> str:
+    """The title the program last set (OSC 0 or 2) in the recording's tail."""
+    try:
+        with open(recording, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - TITLE_SEARCH_BYTES))
+            tail = f.read()
+    except OSError:
+        return ""
+    titles = _TITLE.findall(tail)
+    if not titles:
+        return ""
+    return sanitize(titles[-1].decode("utf-8", "replace"), TITLE_LENGTH)
+
+
+@dataclass(frozen=True)
+class Session:
+    name: str
+    created: float
+    command: str
+    title: str
+    pid: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "created": int(self.created),
+            "command": self.command,
+            "title": self.title,
+            "pid": self.pid,
+        }
+
+
+def forget(session: SessionPaths) -> None:
+    """A session that is gone: its socket and recording go too (a recording
+    is never replayed into a new shell)."""
+    for path in (session.socket, session.recording):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def list_sessions(folder: Path) -> list[Session]:
+    """The live sessions in the folder, read now. A socket nobody serves is
+    a session gone: it and its recording are removed on the way."""
+    found = []
+    for entry in sorted(folder.glob("*.sock")):
+        name = entry.name[: -len(".sock")]
+        if sanitize_name(name) != name:
+            continue  # not one of ours
+        session = paths(folder, name)
+        master = master_of(session.socket)
+        if master is None:
+            forget(session)
+            continue
+        try:
+            created = session.socket.stat().st_mtime
+        except OSError:
+            continue
+        found.append(Session(name, created, foreground_command(master), title_of(session.recording), master))
+    return found
+
+
+def kill_session(folder: Path, name: object, grace: float = 0.2) -> int:
+    """End the session `name` (after the sanitiser): SIGTERM to the dtach
+    processes that serve or attach to its socket, SIGKILL to those still
+    there after `grace` seconds; its files go. How many were signalled."""
+    session = paths(folder, name)
+    pids = holders(session.socket)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    left = pids
+    while left and time.monotonic() < deadline:
+        time.sleep(0.01)
+        left = [pid for pid in left if not procfs.process_gone(pid)]
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    forget(session)
+    return len(pids)
+
+
+# -- the replay ------------------------------------------------------------------
+
+
+def replay(recording: Path) -> bytes:
+    """What a pane shows before the live screen: the reset, then the
+    recording's tail from its first whole line. Nothing below
+    REPLAY_MIN_BYTES. A recording past MAX_RECORDING_BYTES is first cut to
+    its last TRIM_TO bytes (script appends with O_APPEND, so it goes on
+    writing at the new end)."""
+    try:
+        size = recording.stat().st_size
+    except OSError:
+        return b""
+    if size < REPLAY_MIN_BYTES:
+        return b""
+    if size > MAX_RECORDING_BYTES:
+        trim(recording)
+    try:
+        with open(recording, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - REPLAY_BYTES))
+            tail = f.read()
+    except OSError:
+        return b""
+    newline = tail.find(b"\n")
+    tail = tail[newline + 1 :] if newline >= 0 else b""
+    return REPLAY_RESET + tail.replace(b"\n", b"\r\n").replace(b"\r\r\n", b"\r\n") if tail else b""
+
+
+def trim(recording: Path) -> None:
+    with contextlib.suppress(OSError):
+        with open(recording, "rb") as f:
+            f.seek(-TRIM_TO, os.SEEK_END)
+            tail = f.read()
+        fd = os.open(recording, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.truncate(fd, 0)
+            os.write(fd, tail)
+        finally:
+            os.close(fd)
+
+
+class ClearStripper:
+    """Drops dtach's clear-screen on attach from a session's output: once,
+    and only within CLEAR_WINDOW seconds of the attach, so a program's own
+    clears later are never touched. The sequence may be split between reads:
+    a chunk that ends in a beginning of it keeps that beginning back until
+    the next chunk (or until the window is over)."""
+
+    def __init__(self, now: float, window: float = CLEAR_WINDOW) -> None:
+        self._deadline = now + window
+        self._done = False
+        self._held = b""
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def feed(self, chunk: bytes, now: float) -> bytes:
+        if self._done:
+            return chunk
+        data = self._held + chunk
+        self._held = b""
+        if now > self._deadline:
+            self._done = True
+            return data
+        at = data.find(DTACH_CLEAR)
+        if at >= 0:
+            self._done = True
+            return data[:at] + data[at + len(DTACH_CLEAR) :]
+        # Keep back the longest end of `data` that begins the sequence.
+        for keep in range(min(len(DTACH_CLEAR) - 1, len(data)), 0, -1):
+            if DTACH_CLEAR.startswith(data[-keep:]):
+                self._held = data[-keep:]
+                return data[:-keep]
+        return data
+
+    def flush(self) -> bytes:
+        held, self._held = self._held, b""
+        return held
