@@ -28,6 +28,7 @@ class Stat(NamedTuple):
     pgrp: int
     session: int
     tty_nr: int  # the controlling terminal's device number, 0 for none
+    tpgid: int  # the controlling terminal's foreground process group, -1 for none
 
 
 def stat(pid: int) -> Stat | None:
@@ -39,7 +40,9 @@ def stat(pid: int) -> Stat | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rsplit(b") ", 1)[1].split()
-        return Stat(fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[4]))
+        return Stat(
+            fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[4]), int(fields[5])
+        )
     except (OSError, IndexError, ValueError, UnicodeDecodeError):
         return None
 

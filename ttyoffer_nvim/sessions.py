@@ -113,7 +113,8 @@ def attach_argv(
     if script is None:
         return [*base, *argv], {}
     command = f"SHELL={shlex.quote(shell)}; export SHELL; exec {shlex.join(argv)}"
-    return [*base, script, "-q", "-a", "-f", "-e", "-c", command, str(session.recording)], {"SHELL": "/bin/sh"}
+    recorded = [script, "-q", "-a", "-f", "-e", "-c", command, str(session.recording)]
+    return [*base, *recorded], {"SHELL": "/bin/sh"}
 
 
 # -- what the process table says -------------------------------------------------
