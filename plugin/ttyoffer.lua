@@ -33,10 +33,11 @@ api.nvim_create_user_command('TtyRun', function(opts)
   require('ttyoffer.runcmd').run(opts)
 end, {
   nargs = '*',
+  bang = true,
   complete = function(arglead, cmdline)
     return require('ttyoffer.runcmd').complete(arglead, cmdline)
   end,
-  desc = 'ttyoffer: run {cmd} in a pane of its own; list, close',
+  desc = 'ttyoffer: run {cmd} in a pane of its own; list, close, kill; ! for a persistent session',
 })
 
 -- Highlight groups are defined when the prompt window's module loads (they

@@ -19,7 +19,7 @@ from typing import Any
 
 import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ships no types
 
-from . import procfs
+from . import procfs, sessions
 from .keeper import KeeperLink
 from .offer import Offer, OfferTable
 from .protocol import EVENTS, TERMINAL_TRAFFIC, event_call
@@ -116,7 +116,7 @@ class NvimPresenter:
         send_event(self._nvim, "unserved", offer.id, question)
 
     def run_started(self, run: Run) -> None:
-        send_event(self._nvim, "run_started", run.id, run.pid)
+        send_event(self._nvim, "run_started", run.id, run.pid, run.session)
 
     def run_output(self, run: Run, data: bytes) -> None:
         send_event(self._nvim, "run_output", run.id, data)
@@ -258,6 +258,18 @@ class TtyOfferHost:
             login.get(lambda _: None)  # ask now; the answer is kept
             return {"pending": True}
         return {"path": login.value.path, "source": login.value.source}
+
+    def sessions(self) -> dict[str, Any]:
+        try:
+            folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
+        except (OSError, sessions.SessionFolderError) as err:
+            return {"sessions": [], "error": str(err)}
+        return {"sessions": [s.as_dict() for s in sessions.list_sessions(folder)], "error": ""}
+
+    def session_kill(self, name: Any) -> dict[str, Any]:
+        folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
+        safe = sessions.sanitize_name(name)
+        return {"name": safe, "count": sessions.kill_session(folder, safe)}
 
     # -- notifications --------------------------------------------------------
 

@@ -23,7 +23,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # editor served nothing, and was hung up.
     "unserved": ("offer_id", "question"),
     # A run's program started, with this pid.
-    "run_started": ("run_id", "pid"),
+    "run_started": ("run_id", "pid", "session"),
     # Bytes for a run's pane.
     "run_output": ("run_id", "data"),
     # A run's program ended, or could not start: {code, signal, signal_name,
@@ -37,6 +37,11 @@ REQUESTS: dict[str, tuple[str, ...]] = {
     # The PATH runs get: {path, source}, or {pending = true} while the
     # login shell is being asked.
     "run_path": (),
+    # The persistent sessions, read now: {sessions = [{name, created,
+    # command, title, pid}], error}.
+    "sessions": (),
+    # End a persistent session: {name, count} (name after the sanitiser).
+    "session_kill": ("name",),
 }
 
 NOTIFICATIONS: dict[str, tuple[str, ...]] = {
@@ -58,7 +63,7 @@ NOTIFICATIONS: dict[str, tuple[str, ...]] = {
     # nothing before it is hung up (half between checks of the editor's mode,
     # half for the answer); 0 or less: never.
     "configure": ("blocked_ms",),
-    # Start a run: {argv, cwd, base_env, env, rows, cols}.
+    # Start a run: {argv, cwd, base_env, env, rows, cols, persist}.
     "run_start": ("run_id", "spec"),
     "run_input": ("run_id", "data"),
     "run_ack": ("run_id", "count"),

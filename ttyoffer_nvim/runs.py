@@ -35,10 +35,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from . import sessions
 from .hangup import hang_up_holders, holders, slave_held_elsewhere
 from .ptys import READ_SIZE, Pty, PtyEOF, open_pty, read_available, set_winsize
 from .sequences import SequenceFilter
-from .shellenv import LoginPath, LoginPathCache
+from .shellenv import LoginPath, LoginPathCache, login_shell
 
 # Seconds between the hang-up of a closed run's process group and its kill.
 KILL_AFTER = 0.2
@@ -70,6 +71,9 @@ class RunSpec:
     env: dict[str, str]
     rows: int
     cols: int
+    # A persistent run: the session's name as the caller gave it (it goes
+    # through sessions.sanitize_name before any use); "" for a plain run.
+    persist: str = ""
 
 
 @dataclass
@@ -94,6 +98,10 @@ class Run:
     pending_input: bytearray = field(default_factory=bytearray)
     sequences: SequenceFilter = field(default_factory=SequenceFilter)
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
+    # A persistent run: its session's (sanitized) name, and the stripper of
+    # dtach's clear-screen on attach.
+    session: str = ""
+    clear_stripper: sessions.ClearStripper | None = None
 
     @property
     def running(self) -> bool:
@@ -233,12 +241,20 @@ class RunTable:
             self._not_started(run, "cannot_start", f"cannot open a pty: {err.strerror or err}")
             return
         env = run_environment(spec, login.path, run.pty.slave_path)
-        executable, reason, message = resolve(spec.argv[0], env["PATH"], cwd)
+        argv = spec.argv or [login_shell(env), "-l"]
+        first = b""
+        if spec.persist:
+            persistent = self._persistent(run, argv, env)
+            if isinstance(persistent, str):
+                self._not_started(run, "cannot_start", persistent)
+                return
+            argv, first = persistent
+        executable, reason, message = resolve(argv[0], env["PATH"], cwd)
         if executable is None:
             self._not_started(run, reason, message)
             return
         try:
-            run.pid = spawn_on_terminal(executable, spec.argv, env, cwd, run.pty.slave_path)
+            run.pid = spawn_on_terminal(executable, argv, env, cwd, run.pty.slave_path)
         except OSError as err:
             reason = "not_executable" if isinstance(err, PermissionError) else "cannot_start"
             self._not_started(run, reason, f"{spec.argv[0]}: {err.strerror or err}")
@@ -257,6 +273,34 @@ class RunTable:
             self._poll_exit(run)
         self._loop.add_reader(run.pty.master, self._on_readable, run)
         self._presenter.run_started(run)
+        if first:
+            self._relay(run, first)
+
+    def _persistent(self, run: Run, argv: list[str], env: dict[str, str]) -> tuple[list[str], bytes] | str:
+        """The argv that attaches to (or creates) the run's dtach session,
+        and the recorded tail to show first; a message when there can be
+        none. Without dtach the run goes on as a plain one, and says so."""
+        dtach = shutil.which("dtach", path=env["PATH"])
+        if dtach is None:
+            note = "(ttyoffer) no dtach: this run ends with the editor (sudo apt-get install dtach)\r\n"
+            return argv, note.encode()
+        try:
+            folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
+        except (OSError, sessions.SessionFolderError) as err:
+            return f"no session folder: {err}"
+        session = sessions.paths(folder, run.spec.persist)
+        run.session = session.name
+        tail = b""
+        if sessions.live(session.socket):
+            tail = sessions.replay(session.recording)
+            # dtach clears the screen as the pane attaches: not over the tail.
+            run.clear_stripper = sessions.ClearStripper(time.monotonic())
+        else:
+            sessions.forget(session)  # a socket nobody serves: its recording is not replayed
+        script = shutil.which("script", path=env["PATH"])
+        attach, extra_env = sessions.attach_argv(dtach, script, session, argv, login_shell(env))
+        env.update(extra_env)
+        return attach, tail
 
     def _not_started(self, run: Run, reason: str, message: str) -> None:
         run.code, run.reason, run.message = NOT_STARTED_CODE, reason, message
@@ -366,7 +410,15 @@ class RunTable:
         if run.eof or run.unacked + size >= RELAY_WINDOW:
             self._loop.remove_reader(run.pty.master)
             run.throttled = not run.eof
-        data = run.sequences.feed(b"".join(chunks)) if chunks else b""
+        data = b"".join(chunks)
+        if run.clear_stripper is not None:
+            data = run.clear_stripper.feed(data, time.monotonic())
+            if run.clear_stripper.done:
+                run.clear_stripper = None
+        self._relay(run, data)
+
+    def _relay(self, run: Run, data: bytes) -> None:
+        data = run.sequences.feed(data) if data else b""
         if data:
             run.unacked += len(data)
             self._presenter.run_output(run, data)
@@ -495,8 +547,14 @@ def spec_from(args: object) -> RunSpec | str:
     message when it is not one."""
     if not isinstance(args, dict):
         return "a run is described by a table"
-    argv = args.get("argv")
-    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv) or not argv[0]:
+    persist = args.get("persist") or ""
+    if not isinstance(persist, str):
+        return "persist must be a session name"
+    argv = args.get("argv") or []
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        return "argv must be a non-empty list of strings"
+    # A persistent run without argv gets the login shell.
+    if (not argv and not persist) or (argv and not argv[0]):
         return "argv must be a non-empty list of strings"
     cwd = args.get("cwd") or ""
     if not isinstance(cwd, str):
@@ -512,4 +570,4 @@ def spec_from(args: object) -> RunSpec | str:
     rows, cols = args.get("rows"), args.get("cols")
     if not isinstance(rows, int) or not isinstance(cols, int) or rows < 1 or cols < 1:
         return "rows and cols must be whole numbers greater than 0"
-    return RunSpec(list(argv), cwd, envs[0], envs[1], rows, cols)
+    return RunSpec(list(argv), cwd, envs[0], envs[1], rows, cols, persist)

@@ -50,6 +50,7 @@ REPLAY_RESET = b"\x1b[?1049l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1bc"
 DTACH_CLEAR = b"\x1b[H\x1b[J"
 CLEAR_WINDOW = 5.0
 
+SOCKET_PATH_MAX = 108
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _TITLE = re.compile(rb"\x1b\][02];([^\x07\x1b]*)(?:\x07|\x1b\\)")
 
@@ -82,6 +83,12 @@ def session_folder(runtime_dir: str | None) -> Path:
         raise SessionFolderError(f"{folder} is not a folder of yours; remove it and try again")
     if stat.S_IMODE(info.st_mode) & 0o077:
         os.chmod(folder, 0o700)
+    # A socket's path must fit sockaddr_un (108 bytes, its NUL included).
+    longest = len(os.fsencode(folder)) + 1 + NAME_LENGTH + len(".sock")
+    if longest >= SOCKET_PATH_MAX:
+        raise SessionFolderError(
+            f"{folder} is too long a path for a session's socket; set XDG_RUNTIME_DIR to a shorter folder"
+        )
     return folder
 
 
@@ -112,9 +119,17 @@ def attach_argv(
     base = [dtach, "-A", str(session.socket), "-r", "winch", "-E", "-z"]
     if script is None:
         return [*base, *argv], {}
+    private_file(session.recording)
     command = f"SHELL={shlex.quote(shell)}; export SHELL; exec {shlex.join(argv)}"
     recorded = [script, "-q", "-a", "-f", "-e", "-c", command, str(session.recording)]
     return [*base, *recorded], {"SHELL": "/bin/sh"}
+
+
+def private_file(path: Path) -> None:
+    """Make `path` if it is not there, readable by its owner alone (script
+    would make it with the session's umask); a link is not followed."""
+    with contextlib.suppress(OSError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
 
 
 # -- what the process table says -------------------------------------------------
@@ -150,15 +165,40 @@ def holders(socket_path: Path) -> list[int]:
     return found
 
 
+# /proc/net/unix's flag of a listening socket (__SO_ACCEPTCON).
+_ACCEPTCON = 0x10000
+
+
+def listening_inodes(socket_path: Path) -> set[str]:
+    """The inodes of the sockets listening at `socket_path` (/proc/net/unix)."""
+    wanted = str(socket_path)
+    found = set()
+    try:
+        with open("/proc/net/unix", encoding="utf-8", errors="surrogateescape") as f:
+            next(f, None)
+            for line in f:
+                fields = line.split(None, 7)
+                if len(fields) == 8 and fields[7].rstrip("\n") == wanted and int(fields[3], 16) & _ACCEPTCON:
+                    found.add(fields[6])
+    except (OSError, ValueError):
+        pass
+    return found
+
+
 def master_of(socket_path: Path) -> int | None:
-    """The session's master: the holder whose parent is not a holder (a
-    client attached from a pane is the master's sibling at most, never its
-    child), and which is a session leader (dtach's master setsid()s)."""
-    pids = holders(socket_path)
-    for pid in pids:
-        info = procfs.stat(pid)
-        if info is not None and info.session == pid:
-            return pid
+    """The session's master: the dtach process of ours that listens on the
+    socket (a client attached from a pane only connects to it)."""
+    inodes = listening_inodes(socket_path)
+    if not inodes:
+        return None
+    targets = {f"socket:[{inode}]" for inode in inodes}
+    for pid in holders(socket_path):
+        fd_dir = f"/proc/{pid}/fd"
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(fd_dir):
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"{fd_dir}/{fd}") in targets:
+                        return pid
     return None
 
 

@@ -78,8 +78,9 @@ end
 --- A run's program started.
 --- @param run_id integer
 --- @param pid integer
-function M.run_started(run_id, pid)
-  require('ttyoffer.runs').started(run_id, pid)
+--- @param session string a persistent run's session name, or ''
+function M.run_started(run_id, pid, session)
+  require('ttyoffer.runs').started(run_id, pid, session)
 end
 
 --- @param run_id integer

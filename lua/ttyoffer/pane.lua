@@ -33,7 +33,8 @@ end
 --- @param placement string
 --- @param buf integer
 --- @return integer win
-local function open_window(placement, buf)
+local open_window
+function open_window(placement, buf)
   if placement == 'float' then
     local geometry = layout.geometry()
     geometry.border = config.current.float.border
@@ -47,8 +48,14 @@ local function open_window(placement, buf)
     end
     return api.nvim_get_current_win()
   end
-  -- A split along the whole bottom of the editor, as :botright split.
-  return api.nvim_open_win(buf, true, { split = 'below', win = -1, height = config.current.runs.height })
+  -- A split along the whole bottom of the editor, as :botright split; where
+  -- there is no room left for one (E36), a tab of its own.
+  local ok, win =
+    pcall(api.nvim_open_win, buf, true, { split = 'below', win = -1, height = config.current.runs.height })
+  if ok then
+    return win
+  end
+  return open_window('tab', buf)
 end
 
 --- `text` as literal statusline text.

@@ -26,8 +26,9 @@ M.events = {
   -- The command asked (the question on its screen, may be '') while the
   -- editor served nothing, and was hung up.
   unserved = { 'offer_id', 'question' },
-  -- A run's program started, with this pid.
-  run_started = { 'run_id', 'pid' },
+  -- A run's program started, with this pid; session: a persistent run's
+  -- session name (after the sanitiser), '' for others.
+  run_started = { 'run_id', 'pid', 'session' },
   -- Bytes for a run's pane.
   run_output = { 'run_id', 'data' },
   -- A run's program ended, or could not start: {code, signal, signal_name,
@@ -62,7 +63,12 @@ M.methods = {
   -- The PATH runs get: {path, source}, or {pending = true} while the login
   -- shell is being asked.
   run_path = { kind = 'request', args = {} },
-  -- Start a run: {argv, cwd, base_env, env, rows, cols}.
+  -- The persistent sessions, read now: {sessions = [{name, created, command,
+  -- title, pid}], error}.
+  sessions = { kind = 'request', args = {} },
+  -- End a persistent session: {name, count} (name after the sanitiser).
+  session_kill = { kind = 'request', args = { 'name' } },
+  -- Start a run: {argv, cwd, base_env, env, rows, cols, persist}.
   run_start = { kind = 'notify', args = { 'run_id', 'spec' } },
   run_input = { kind = 'notify', args = { 'run_id', 'data' } },
   run_ack = { kind = 'notify', args = { 'run_id', 'count' } },

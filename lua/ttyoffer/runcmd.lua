@@ -23,18 +23,37 @@ function M.age(seconds)
   return math.floor(seconds / 86400) .. 'd'
 end
 
---- The lines of `:TtyRun list`.
+--- `text` cut to `width` display cells.
+local function cut(text, width)
+  return vim.fn.strcharpart(text, 0, width)
+end
+
+--- The lines of `:TtyRun list`: this editor's runs, then the persistent
+--- sessions (read now, from any editor).
 --- @return string[]
 function M.list_lines()
   local list = runs().list()
-  if #list == 0 then
-    return { 'no runs' }
-  end
-  local lines = { ('%-4s %-32s %-20s %s'):format('id', 'title', 'state', 'age') }
   local now = os.time()
-  for _, run in ipairs(list) do
-    local title = vim.fn.strcharpart(run.title, 0, 32)
-    table.insert(lines, ('%-4d %-32s %-20s %s'):format(run.id, title, run:describe(), M.age(now - run.started)))
+  local lines = {}
+  if #list == 0 then
+    table.insert(lines, 'no runs')
+  else
+    table.insert(lines, ('%-4s %-32s %-20s %s'):format('id', 'title', 'state', 'age'))
+    for _, run in ipairs(list) do
+      local line = ('%-4d %-32s %-20s %s'):format(run.id, cut(run.title, 32), run:describe(), M.age(now - run.started))
+      table.insert(lines, line)
+    end
+  end
+  local sessions, err = runs().sessions()
+  if err then
+    table.insert(lines, 'persistent sessions: ' .. require('ttyoffer.title').sanitize(err, 200))
+  elseif #sessions > 0 then
+    table.insert(lines, '')
+    table.insert(lines, ('%-20s %-8s %-16s %s'):format('session', 'age', 'running', 'title'))
+    for _, s in ipairs(sessions) do
+      -- Names, commands and titles come sanitized from the host.
+      table.insert(lines, ('%-20s %-8s %-16s %s'):format(s.name, M.age(now - s.created), cut(s.command, 16), s.title))
+    end
   end
   return lines
 end
@@ -76,6 +95,20 @@ M.subcommands = {
   list = function()
     notify.answer(table.concat(M.list_lines(), '\n'))
   end,
+  kill = function(args)
+    if not args[1] then
+      error('(ttyoffer) :TtyRun kill needs a session name (see :TtyRun list)', 0)
+    end
+    local answer, err = runs().kill_session(args[1])
+    if not answer then
+      error('(ttyoffer) :TtyRun kill: ' .. tostring(err), 0)
+    end
+    if answer.count == 0 then
+      notify.answer(('no live session %s (its files are gone)'):format(answer.name), vim.log.levels.WARN)
+    else
+      notify.answer(('session %s ended'):format(answer.name))
+    end
+  end,
   close = function(args)
     local id
     if args[1] then
@@ -96,9 +129,28 @@ M.subcommands = {
   end,
 }
 
+--- `:TtyRun! {name} [cmd]`: attach to the persistent session, making it
+--- (with cmd, or the login shell) when it does not exist.
 --- @param opts {args: string, fargs: string[]}
+local function persistent(opts)
+  local name = opts.fargs[1]
+  if not name then
+    error('(ttyoffer) :TtyRun! needs a session name (see :help :TtyRun!)', 0)
+  end
+  local line = opts.args:gsub('^%s*%S+%s*', '', 1)
+  runs().run({
+    persist = name,
+    argv = line ~= '' and M.argv(line) or nil,
+    title = line ~= '' and (name .. ': ' .. line) or name,
+  })
+end
+
+--- @param opts {args: string, fargs: string[], bang: boolean}
 function M.run(opts)
   local ok, err = pcall(function()
+    if opts.bang then
+      return persistent(opts)
+    end
     local first = opts.fargs[1]
     if not first then
       error('(ttyoffer) :TtyRun needs a command to run, or list or close (see :help :TtyRun)', 0)
@@ -115,10 +167,27 @@ function M.run(opts)
   end
 end
 
---- Subcommands and executables first, then files.
+local function session_names(arglead)
+  local names = vim.tbl_map(function(s)
+    return s.name
+  end, (runs().sessions()))
+  return vim.tbl_filter(function(name)
+    return vim.startswith(name, arglead)
+  end, names)
+end
+
+--- Subcommands and executables first, then files; session names after
+--- `:TtyRun!` and `:TtyRun kill`.
 function M.complete(arglead, cmdline)
   local before = cmdline:sub(1, #cmdline - #arglead)
   local words = vim.split(before, '%s+', { trimempty = true })
+  local bang = (words[1] or ''):sub(-1) == '!'
+  if bang and #words <= 1 then
+    return session_names(arglead)
+  end
+  if words[2] == 'kill' and #words == 2 then
+    return session_names(arglead)
+  end
   if #words <= 1 then
     local names = vim.tbl_filter(function(name)
       return vim.startswith(name, arglead)

@@ -52,6 +52,7 @@ local next_id = 1
 --- @field title string
 --- @field argv string[]
 --- @field backend 'host'|'job'
+--- @field session string? a persistent run's session name (after the host's sanitiser)
 --- @field started integer os.time() of the start
 --- @field result ttyoffer.RunResult? once it has ended
 --- @field closing boolean
@@ -220,6 +221,7 @@ local function start_on_host(run, spec)
     env = vim.tbl_isempty(spec.env) and vim.empty_dict() or spec.env,
     rows = rows or 24,
     cols = cols or 80,
+    persist = spec.persist,
   })
 end
 
@@ -228,6 +230,9 @@ end
 --- @param spec table
 local function start_as_job(run, spec)
   run.backend = 'job'
+  if #spec.argv == 0 then
+    spec.argv = { vim.o.shell }
+  end
   notify.once(
     'runs-without-host',
     'runs go without the host (' .. (host.error or host.state) .. '): a signal is told as its exit code only'
@@ -257,6 +262,11 @@ end
 --- @return ttyoffer.Run
 function M.run(opts)
   local spec = runspec.check(opts)
+  if spec.persist and vim.fn.executable('dtach') ~= 1 then
+    notify.notice(
+      'dtach is not installed: this run ends with the editor; to keep sessions, install it: sudo apt-get install dtach'
+    )
+  end
   local id = next_id
   next_id = next_id + 1
   local title = title_rule.sanitize(spec.title, TITLE_LENGTH)
@@ -333,6 +343,23 @@ function M.list()
   return list
 end
 
+--- The persistent sessions, read now from the host (never stored).
+--- @return {name: string, created: integer, command: string, title: string, pid: integer}[], string? error
+function M.sessions()
+  local answer, err = host.request('sessions')
+  if not answer then
+    return {}, err
+  end
+  return answer.sessions, answer.error ~= '' and answer.error or nil
+end
+
+--- End the persistent session `name`: {name, count}.
+--- @param name string
+--- @return {name: string, count: integer}?, string? error
+function M.kill_session(name)
+  return host.request('session_kill', name)
+end
+
 --- Close run `id`; false when there is none.
 --- @param id integer
 --- @return boolean
@@ -355,10 +382,11 @@ end
 
 -- Host events ----------------------------------------------------------------
 
-function M.started(run_id, pid)
+function M.started(run_id, pid, session)
   local run = runs[run_id]
   if run then
     run.pid = pid
+    run.session = session ~= '' and session or nil
     if pane_ui.valid(run.pane) then
       pane_ui.set_state(run.pane, run.id, run.title, 'running', nil)
     end

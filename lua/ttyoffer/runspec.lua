@@ -4,7 +4,7 @@ local M = {}
 
 M.placements = { 'split', 'float', 'tab' }
 
-local KNOWN = { 'title', 'argv', 'env', 'cwd', 'on_exit', 'placement' }
+local KNOWN = { 'title', 'argv', 'env', 'cwd', 'on_exit', 'placement', 'persist' }
 
 local function fail(fmt, ...)
   error(string.format('(ttyoffer) run(): ' .. fmt, ...), 0)
@@ -53,6 +53,7 @@ end
 --- @field cwd string
 --- @field on_exit function?
 --- @field placement string
+--- @field persist string?
 
 --- The checked and completed description of a run.
 --- @param opts any
@@ -66,7 +67,14 @@ function M.check(opts)
       fail('unknown key %s; known keys: %s (see :help ttyoffer.run())', vim.inspect(key), table.concat(KNOWN, ', '))
     end
   end
-  check_argv(opts.argv)
+  if opts.persist ~= nil and type(opts.persist) ~= 'string' then
+    fail('persist must be a session name (a string), got %s', type(opts.persist))
+  end
+  -- A persistent session may be attached to by name alone (or started with
+  -- the login shell).
+  if not (opts.persist and opts.argv == nil) then
+    check_argv(opts.argv)
+  end
   check_env(opts.env)
   if opts.title ~= nil and type(opts.title) ~= 'string' then
     fail('title must be a string, got %s', type(opts.title))
@@ -94,9 +102,15 @@ function M.check(opts)
   for name, value in pairs(opts.env or {}) do
     env[name] = tostring(value)
   end
+  local argv = vim.deepcopy(opts.argv or {})
+  local title = opts.title or table.concat(argv, ' ')
+  if opts.persist and not opts.title then
+    title = opts.persist .. (#argv > 0 and (': ' .. title) or '')
+  end
   return {
-    title = opts.title or table.concat(opts.argv, ' '),
-    argv = vim.deepcopy(opts.argv),
+    title = title,
+    argv = argv,
+    persist = opts.persist,
     env = env,
     cwd = cwd,
     on_exit = opts.on_exit,

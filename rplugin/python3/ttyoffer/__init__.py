@@ -86,6 +86,14 @@ class TtyOfferPlugin:
     def run_path(self) -> dict[str, Any]:
         return self._host.run_path()
 
+    @pynvim.rpc_export("ttyoffer_sessions", sync=True)
+    def sessions(self) -> dict[str, Any]:
+        return self._host.sessions()
+
+    @pynvim.rpc_export("ttyoffer_session_kill", sync=True)
+    def session_kill(self, name: Any) -> dict[str, Any]:
+        return self._host.session_kill(name)
+
     @pynvim.rpc_export("ttyoffer_run_start")
     def run_start(self, run_id: int, spec: Any) -> None:
         self._host.run_start(run_id, spec)
