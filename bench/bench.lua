@@ -323,4 +323,85 @@ function B.run_first_output(n, argv)
   return samples
 end
 
+--- Attaching to a persistent session with a 256 KB recording, until the
+--- tail's last line is in the pane, against a plain run that prints the
+--- same file, until the same line is in its pane. `path` holds the bytes,
+--- ending in `marker`.
+--- @param n integer
+--- @param path string
+--- @param marker string
+function B.session_attach(n, path, marker)
+  local function shown(run)
+    return vim.wait(10000, function()
+      local lines = vim.api.nvim_buf_get_lines(run.pane.buf, 0, -1, false)
+      for i = #lines, 1, -1 do
+        if lines[i]:find(marker, 1, true) then
+          return true
+        end
+      end
+      return false
+    end, 1)
+  end
+  -- The session, made once: it prints the file, then waits.
+  local made = ttyoffer.run({ persist = 'bench', argv = { 'sh', '-c', 'cat "$0"; exec sleep 600', path } })
+  assert(shown(made))
+  made:close()
+  made:wait(5000)
+  local samples = { plain = {}, offer = {} }
+  for _ = 1, n do
+    local t0 = hrtime()
+    local plain = ttyoffer.run({ argv = { 'sh', '-c', 'cat "$0"; exec sleep 600', path } })
+    assert(shown(plain))
+    table.insert(samples.plain, ms(hrtime() - t0))
+    plain:close()
+    plain:wait(5000)
+    t0 = hrtime()
+    local attached = ttyoffer.run({ persist = 'bench' })
+    assert(shown(attached))
+    table.insert(samples.offer, ms(hrtime() - t0))
+    attached:close()
+    attached:wait(5000)
+  end
+  require('ttyoffer.runs').kill_session('bench')
+  vim.cmd('stopinsert')
+  return samples
+end
+
+--- One `list` of the persistent sessions with `count` live ones, against
+--- the same with none.
+--- @param n integer
+--- @param count integer
+function B.session_list(n, count)
+  local runs = require('ttyoffer.runs')
+  local function timed()
+    local out = {}
+    for _ = 1, n do
+      local t0 = hrtime()
+      runs.sessions()
+      table.insert(out, ms(hrtime() - t0))
+    end
+    return out
+  end
+  local samples = { plain = timed() }
+  local names = {}
+  for i = 1, count do
+    names[i] = 'listed-' .. i
+    local run = ttyoffer.run({ persist = names[i], argv = { 'sleep', '600' } })
+    -- Detached once the session exists (closing the pane before would end
+    -- the attempt to make it).
+    assert(vim.wait(5000, function()
+      return #runs.sessions() == i
+    end, 5))
+    run:close()
+  end
+  assert(vim.wait(20000, function()
+    return #runs.sessions() == count
+  end, 50))
+  samples.offer = timed()
+  for _, name in ipairs(names) do
+    runs.kill_session(name)
+  end
+  return samples
+end
+
 return B

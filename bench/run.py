@@ -46,10 +46,11 @@ class Size:
     startups: int
     flood_seconds: int
     runs: int
+    attaches: int
 
 
-FULL = Size(500, 200, 200, 200, 25, 3, 1000, 10000, 40, 30, 100)
-SMALL = Size(40, 10, 20, 10, 1, 1, 50, 200, 4, 2, 10)
+FULL = Size(500, 200, 200, 200, 25, 3, 1000, 10000, 40, 30, 100, 20)
+SMALL = Size(40, 10, 20, 10, 1, 1, 50, 200, 4, 2, 10, 3)
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -128,6 +129,33 @@ class Bench:
             "exiting_ratio_p50": statistics.median(exiting["offer"]) / statistics.median(exiting["plain"]),
             "exiting_terminal_ms": dist(exiting["plain"]),
             "exiting_run_ms": dist(exiting["offer"]),
+        }
+
+    def session_attach(self) -> dict[str, Any]:
+        path = self.workdir / "recorded.txt"
+        marker = "the last line of the recording"
+        with path.open("w") as f:
+            i = 0
+            while f.tell() < 256 * 1024:
+                f.write(f"{i:08d} the quick brown fox jumps over the lazy dog\n")
+                i += 1
+            f.write(marker + "\n")
+        samples = self.lua("return B.session_attach(...)", self.size.attaches, str(path), marker)
+        plain, attach = samples["plain"], samples["offer"]
+        return {
+            "ratio_p50": statistics.median(attach) / statistics.median(plain),
+            "attach_ms": dist(attach),
+            "plain_run_ms": dist(plain),
+            "recording_kb": path.stat().st_size // 1024,
+        }
+
+    def session_list(self) -> dict[str, Any]:
+        samples = self.lua("return B.session_list(...)", self.size.attaches, 50)
+        empty, full = samples["plain"], samples["offer"]
+        return {
+            "ms_50_sessions": dist(full),
+            "ms_no_session": dist(empty),
+            "ms_per_session": (statistics.median(full) - statistics.median(empty)) / 50,
         }
 
     def time_to_prompt(self) -> dict[str, Any]:
@@ -479,6 +507,8 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
             ("idle_cost", Bench.idle_cost),
             ("churn", Bench.churn),
             ("run_first_output", Bench.run_first_output),
+            ("session_attach", Bench.session_attach),
+            ("session_list", Bench.session_list),
         ]
         with editor(sandbox) as ed:
             bench = Bench(ed, size, workdir)

@@ -139,10 +139,13 @@ def test_kill_ends_that_session_only_and_one_killed_outside_leaves_the_list(
         assert sorted(s["name"] for s in listed(ed)) == ["three", "two"]
         # Killed from outside: gone at the next look, its files with it.
         two = next(s for s in listed(ed) if s["name"] == "two")
+        inside = sessions.ProcessTable().descendants(two["pid"])
         os.kill(two["pid"], signal.SIGKILL)
         wait_until(lambda: [s["name"] for s in listed(ed)] == ["three"], what="two to leave the list")
         assert not (folder_of(runtime_dir) / "two.sock").exists()
         assert not (folder_of(runtime_dir) / "two.log").exists()
+        for pid, _ in inside:  # what the session ran outlives its master
+            os.kill(pid, signal.SIGKILL)
 
 
 NASTY = [

@@ -295,7 +295,7 @@ class RunTable:
             tail = sessions.replay(session.recording)
             # dtach clears the screen as the pane attaches: not over the tail.
             run.clear_stripper = sessions.ClearStripper(time.monotonic())
-        else:
+        elif sessions.gone(session.socket):
             sessions.forget(session)  # a socket nobody serves: its recording is not replayed
         script = shutil.which("script", path=env["PATH"])
         attach, extra_env = sessions.attach_argv(dtach, script, session, argv, login_shell(env))
@@ -502,10 +502,16 @@ class RunTable:
             self._let_go(run)
 
     def _signal_group(self, run: Run, signum: int) -> None:
-        """To the program's process group, only while the program is unreaped."""
+        """To the program's process group, only while the program is unreaped.
+        A persistent run's program is the dtach client alone: the session's
+        master is its child until it has left the group (setsid), and a
+        hang-up then must not end the session it is making."""
         if run.running and not self._reap(run):
             with contextlib.suppress(OSError):
-                os.killpg(run.pid, signum)
+                if run.session:
+                    os.kill(run.pid, signum)
+                else:
+                    os.killpg(run.pid, signum)
 
     def _let_go(self, run: Run, now: bool = False) -> None:
         """Every descriptor and timer of the run goes. What still holds its

@@ -132,107 +132,130 @@ def private_file(path: Path) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
 
 
-# -- what the process table says -------------------------------------------------
+# -- what the process table says ---------------------------------------------------
 
 
-def _argv_of(pid: int) -> list[str]:
+class ProcessTable:
+    """One reading of the user's own processes (argv and /proc/PID/stat),
+    and of the listening Unix sockets: every question of one list or kill
+    is answered from it, so a list costs one pass over /proc, not one per
+    session."""
+
+    def __init__(self) -> None:
+        uid = os.getuid()
+        self.argv: dict[int, list[str]] = {}
+        self.stat: dict[int, procfs.Stat] = {}
+        self.children: dict[int, list[int]] = {}
+        for pid in procfs.pids():
+            try:
+                if os.stat(f"/proc/{pid}").st_uid != uid:
+                    continue
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    raw = f.read()
+            except OSError:
+                continue
+            info = procfs.stat(pid)
+            if info is None:
+                continue
+            self.argv[pid] = [part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0") if part]
+            self.stat[pid] = info
+            self.children.setdefault(info.ppid, []).append(pid)
+        self.listening = _listening_sockets()
+
+    def holders(self, socket_path: Path) -> list[int]:
+        """The dtach processes that serve or attach to the socket: its path
+        is one of their arguments, exactly."""
+        wanted = str(socket_path)
+        return [
+            pid
+            for pid, argv in self.argv.items()
+            if argv and os.path.basename(argv[0]) == "dtach" and wanted in argv
+        ]
+
+    def masters(self, socket_path: Path) -> list[int]:
+        """The dtach processes that listen on a socket at that path (a client
+        attached from a pane only connects to it). One, but for two panes
+        that made the same session at the same moment: then the socket file
+        is the last one's, and the other master listens on a name no
+        longer there."""
+        targets = {f"socket:[{inode}]" for inode in self.listening.get(str(socket_path), ())}
+        found = []
+        for pid in self.holders(socket_path) if targets else []:
+            fd_dir = f"/proc/{pid}/fd"
+            with contextlib.suppress(OSError):
+                if any(_readlink(f"{fd_dir}/{fd}") in targets for fd in os.listdir(fd_dir)):
+                    found.append(pid)
+        return found
+
+    def master(self, socket_path: Path) -> int | None:
+        found = self.masters(socket_path)
+        return found[0] if found else None
+
+    def descendants(self, pid: int) -> list[tuple[int, int]]:
+        """(pid, depth) of every descendant of `pid`."""
+        found = []
+        stack = [(child, 1) for child in self.children.get(pid, [])]
+        while stack:
+            child, depth = stack.pop()
+            found.append((child, depth))
+            stack.extend((grandchild, depth + 1) for grandchild in self.children.get(child, []))
+        return found
+
+    def foreground_command(self, master: int) -> str:
+        """The name of the deepest descendant of the master that is in its
+        terminal's foreground process group, dtach and script left out:
+        what the session is running now."""
+        best, best_depth = "", 0
+        for pid, depth in self.descendants(master):
+            info = self.stat.get(pid)
+            if info is None or info.tty_nr == 0 or info.pgrp != info.tpgid or depth < best_depth:
+                continue
+            name = procfs.process_name(pid) or ""
+            if name in ("dtach", "script"):
+                continue
+            best, best_depth = name, depth
+        return sanitize(best, TITLE_LENGTH)
+
+
+def _readlink(path: str) -> str:
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            raw = f.read()
+        return os.readlink(path)
     except OSError:
-        return []
-    return [part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0") if part]
+        return ""
 
 
-def _mine(pid: int) -> bool:
-    try:
-        return os.stat(f"/proc/{pid}").st_uid == os.getuid()
-    except OSError:
-        return False
-
-
-def holders(socket_path: Path) -> list[int]:
-    """The dtach processes of this user that serve or attach to the socket:
-    the socket's path is one of their arguments, exactly."""
-    wanted = str(socket_path)
-    found = []
-    for pid in procfs.pids():
-        if not _mine(pid):
-            continue
-        argv = _argv_of(pid)
-        if argv and os.path.basename(argv[0]) == "dtach" and wanted in argv:
-            found.append(pid)
-    return found
+def _is_dtach(argv: list[str]) -> bool:
+    return bool(argv) and os.path.basename(argv[0]) == "dtach"
 
 
 # /proc/net/unix's flag of a listening socket (__SO_ACCEPTCON).
 _ACCEPTCON = 0x10000
 
 
-def listening_inodes(socket_path: Path) -> set[str]:
-    """The inodes of the sockets listening at `socket_path` (/proc/net/unix)."""
-    wanted = str(socket_path)
-    found = set()
+def _listening_sockets() -> dict[str, set[str]]:
+    """Path -> inodes of the Unix sockets listening there (/proc/net/unix)."""
+    found: dict[str, set[str]] = {}
     try:
         with open("/proc/net/unix", encoding="utf-8", errors="surrogateescape") as f:
             next(f, None)
             for line in f:
-                fields = line.split(None, 7)
-                if len(fields) == 8 and fields[7].rstrip("\n") == wanted and int(fields[3], 16) & _ACCEPTCON:
-                    found.add(fields[6])
+                fields = line.rstrip("\n").split(None, 7)
+                if len(fields) == 8 and int(fields[3], 16) & _ACCEPTCON:
+                    found.setdefault(fields[7], set()).add(fields[6])
     except (OSError, ValueError):
         pass
     return found
 
 
-def master_of(socket_path: Path) -> int | None:
-    """The session's master: the dtach process of ours that listens on the
-    socket (a client attached from a pane only connects to it)."""
-    inodes = listening_inodes(socket_path)
-    if not inodes:
-        return None
-    targets = {f"socket:[{inode}]" for inode in inodes}
-    for pid in holders(socket_path):
-        fd_dir = f"/proc/{pid}/fd"
-        with contextlib.suppress(OSError):
-            for fd in os.listdir(fd_dir):
-                with contextlib.suppress(OSError):
-                    if os.readlink(f"{fd_dir}/{fd}") in targets:
-                        return pid
-    return None
-
-
 def live(socket_path: Path) -> bool:
-    return socket_path.exists() and master_of(socket_path) is not None
+    return socket_path.exists() and ProcessTable().master(socket_path) is not None
 
 
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for pid in procfs.pids():
-        info = procfs.stat(pid)
-        if info is not None:
-            tree.setdefault(info.ppid, []).append(pid)
-    return tree
-
-
-def foreground_command(master: int) -> str:
-    """The name of the deepest descendant of the master that is in its
-    terminal's foreground process group, dtach and script left out: what
-    the session is running now."""
-    tree = _children()
-    best, best_depth = "", 0
-    stack = [(child, 1) for child in tree.get(master, [])]
-    while stack:
-        pid, depth = stack.pop()
-        stack.extend((child, depth + 1) for child in tree.get(pid, []))
-        info = procfs.stat(pid)
-        if info is None or info.tty_nr == 0 or info.pgrp != info.tpgid:
-            continue
-        name = procfs.process_name(pid) or ""
-        if name in ("dtach", "script") or depth < best_depth:
-            continue
-        best, best_depth = name, depth
-    return sanitize(best, TITLE_LENGTH)
+def gone(socket_path: Path) -> bool:
+    """Whether the session at the socket is gone for good: no dtach process
+    of ours names it. (One that names it but does not listen yet is being
+    made, between its bind() and its listen(): not gone.)"""
+    return not ProcessTable().holders(socket_path)
 
 
 def title_of(recording: Path) -> str:
@@ -280,29 +303,38 @@ def list_sessions(folder: Path) -> list[Session]:
     """The live sessions in the folder, read now. A socket nobody serves is
     a session gone: it and its recording are removed on the way."""
     found = []
+    table: ProcessTable | None = None
     for entry in sorted(folder.glob("*.sock")):
         name = entry.name[: -len(".sock")]
         if sanitize_name(name) != name:
             continue  # not one of ours
+        table = table or ProcessTable()
         session = paths(folder, name)
-        master = master_of(session.socket)
+        master = table.master(session.socket)
         if master is None:
-            forget(session)
+            if not table.holders(session.socket):
+                forget(session)  # gone; one still being made is left alone
             continue
         try:
             created = session.socket.stat().st_mtime
         except OSError:
             continue
-        found.append(Session(name, created, foreground_command(master), title_of(session.recording), master))
+        command = table.foreground_command(master)
+        found.append(Session(name, created, command, title_of(session.recording), master))
     return found
 
 
 def kill_session(folder: Path, name: object, grace: float = 0.2) -> int:
-    """End the session `name` (after the sanitiser): SIGTERM to the dtach
-    processes that serve or attach to its socket, SIGKILL to those still
-    there after `grace` seconds; its files go. How many were signalled."""
+    """End the session `name` (after the sanitiser): its dtach processes
+    (those that serve or attach to its socket) and everything its master
+    runs get SIGTERM, and SIGKILL if still there `grace` seconds later
+    (script(1) blocks the signals it handles and goes on while its program
+    does); its files go. How many processes were signalled."""
     session = paths(folder, name)
-    pids = holders(session.socket)
+    table = ProcessTable()
+    pids = table.holders(session.socket)
+    for master in table.masters(session.socket):
+        pids += [pid for pid, _ in table.descendants(master)]
     for pid in pids:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
