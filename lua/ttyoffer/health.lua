@@ -177,6 +177,24 @@ local function check_runs(host)
     })
     return
   end
+  for _, tool in ipairs({ { 'dtach', 'dtach' }, { 'script', 'bsdutils' } }) do
+    if vim.fn.executable(tool[1]) == 1 then
+      ok(
+        tool[1]
+          .. ' found: persistent runs (:TtyRun!) '
+          .. (tool[1] == 'dtach' and 'outlive the editor' or 'are recorded')
+      )
+    else
+      warn(
+        tool[1]
+          .. ' not found: persistent runs '
+          .. (tool[1] == 'dtach' and 'end with the editor' or 'are not replayed'),
+        {
+          'Install it: sudo apt-get install ' .. tool[2],
+        }
+      )
+    end
+  end
   local source = require('ttyoffer.title').sanitize(answer.source, 200)
   if vim.startswith(source, 'login shell') then
     ok('Runs get the PATH of your ' .. source .. ': ' .. require('ttyoffer.title').sanitize(answer.path, 300))
