@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import signal
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -251,3 +252,25 @@ def test_the_replay_is_the_tail_from_a_whole_line_after_a_reset(tmp_path: Path) 
     sessions.replay(recording)
     assert recording.stat().st_size == sessions.TRIM_TO
     assert recording.read_bytes().endswith(b"\nend\n")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.text(min_size=0, max_size=60))
+def test_any_name_through_create_list_and_kill_stays_in_the_folder(name: str) -> None:
+    """Real dtach, arbitrary names: the session made, listed and killed is
+    the sanitised one, in the folder; no other file appears anywhere we
+    look, and nothing else runs."""
+    with tempfile.TemporaryDirectory(prefix="tto-") as runtime, tempfile.TemporaryDirectory() as cwd:
+        folder = sessions.session_folder(runtime)
+        found = sessions.paths(folder, name)
+        argv, _ = sessions.attach_argv("dtach", None, found, ["sleep", "60"], "/bin/sh")
+        assert argv[1] == "-A"
+        argv[1] = "-n"  # made detached: no terminal needed here
+        subprocess.run(argv, cwd=cwd, check=True, timeout=10)
+        listed_now = wait_until(lambda: sessions.list_sessions(folder), what="the session")
+        assert [s.name for s in listed_now] == [sanitize_name(name)]
+        assert listed_now[0].command == "sleep"
+        assert sessions.kill_session(folder, name) >= 2  # dtach's master and sleep
+        assert sessions.list_sessions(folder) == []
+        assert list(folder.iterdir()) == [] and os.listdir(cwd) == []
+        assert sorted(os.listdir(runtime)) == ["ttyoffer-sessions"]
