@@ -19,7 +19,7 @@ from typing import Any
 
 import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ships no types
 
-from . import procfs, sessions
+from . import procfs, sessions, tmux
 from .keeper import KeeperLink
 from .offer import Offer, OfferTable
 from .protocol import EVENTS, TERMINAL_TRAFFIC, event_call
@@ -270,6 +270,45 @@ class TtyOfferHost:
         folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
         safe = sessions.sanitize_name(name)
         return {"name": safe, "count": sessions.kill_session(folder, safe)}
+
+    def _tmux(self, server: Any) -> tmux.Tmux:
+        program = tmux.find(dict(os.environ))
+        if program is None:
+            raise tmux.TmuxError("tmux is not installed: sudo apt-get install tmux")
+        return tmux.Tmux(program, tmux.server_args(str(server or ""), dict(os.environ)))
+
+    def tmux_prepare(self, spec: Any) -> dict[str, Any]:
+        """Create or adopt a run's tmux session. Blocks the host for the few
+        tmux commands it takes (each bounded by tmux.TIMEOUT): the editor
+        waits for the answer anyway, and errors reach the caller before any
+        pane opens."""
+        if not isinstance(spec, dict):
+            return {"error": "a tmux run is described by a table"}
+        try:
+            server = self._tmux(spec.get("server"))
+            argv = [str(a) for a in spec.get("argv") or []]
+            login = self.runs.login_path.value
+            env = {str(k): str(v) for k, v in (spec.get("env") or {}).items()}
+            env.setdefault("PATH", login.path if login else os.environ.get("PATH", os.defpath))
+            cwd = str(spec.get("cwd") or os.getcwd())
+            rows, cols = int(spec.get("rows") or 24), int(spec.get("cols") or 80)
+            session = tmux.prepare(server, spec.get("name"), argv, cwd, env, rows, cols)
+        except (tmux.TmuxError, ValueError, TypeError) as err:
+            return {"error": str(err)}
+        return {"session": session, "attach": server.attach(session)}
+
+    def tmux_list(self, server: Any) -> dict[str, Any]:
+        try:
+            found = tmux.list_sessions(self._tmux(server))
+        except tmux.TmuxError as err:
+            return {"sessions": [], "error": str(err)}
+        return {"sessions": [s.as_dict() for s in found], "error": ""}
+
+    def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
+        try:
+            return {"ended": tmux.kill(self._tmux(server), str(session))}
+        except tmux.TmuxError as err:
+            return {"error": str(err)}
 
     # -- notifications --------------------------------------------------------
 

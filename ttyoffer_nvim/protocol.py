@@ -42,6 +42,14 @@ REQUESTS: dict[str, tuple[str, ...]] = {
     "sessions": (),
     # End a persistent session: {name, count} (name after the sanitiser).
     "session_kill": ("name",),
+    # Create or adopt the tmux session of a run: {session, attach} (the
+    # argv that attaches to it), or {error}.
+    "tmux_prepare": ("spec",),
+    # Our tmux sessions, read now: {sessions = [{name, created, attached,
+    # command, title}], error}.
+    "tmux_list": ("server",),
+    # End one of our tmux sessions: {ended} or {error}.
+    "tmux_kill": ("session", "server"),
 }
 
 NOTIFICATIONS: dict[str, tuple[str, ...]] = {

@@ -33,6 +33,9 @@ M.defaults = {
     placement = 'split',
     -- Height of a 'split' pane, in lines.
     height = 15,
+    -- The tmux server of tmux runs: '' for your default one (or the one
+    -- Neovim runs inside), a name (tmux -L) or a socket path (tmux -S).
+    tmux_server = '',
   },
   bang = {
     -- Milliseconds before `:Bang` says that the command is still running.
@@ -135,6 +138,7 @@ local validators = {
   ['keys.run_close'] = { { 'string', 'boolean' }, key_or_false },
   ['runs.placement'] = { 'string', placement },
   ['runs.height'] = { 'number', whole_positive },
+  ['runs.tmux_server'] = { 'string' },
   ['bang.notice_delay'] = { 'number', whole_non_negative },
   max_offers = { 'number', whole_positive },
   ['routes.bang'] = { 'boolean' },

@@ -85,6 +85,15 @@ local function bar(id, title, state, state_group)
   })
 end
 
+--- The text area of a window: what a terminal shown there gets (the bar
+--- takes a line; nvim_win_get_height() counts it).
+--- @param win integer
+--- @return integer rows, integer cols
+local function text_area(win)
+  local info = vim.fn.getwininfo(win)[1]
+  return info.height, info.width - info.textoff
+end
+
 --- Open the pane, focused, in Terminal mode. With `on_input` its terminal is
 --- a channel the caller feeds (M.send); without, the caller starts a terminal
 --- job in the pane's window itself.
@@ -122,7 +131,8 @@ function M.open(opts)
   if opts.on_input then
     vim.cmd.startinsert()
   end
-  return { win = win, buf = buf, chan = chan }, api.nvim_win_get_height(win), api.nvim_win_get_width(win)
+  local rows, cols = text_area(win)
+  return { win = win, buf = buf, chan = chan }, rows, cols
 end
 
 --- @param pane ttyoffer.Pane
@@ -151,7 +161,7 @@ end
 function M.size(pane)
   local rows, cols
   for _, win in ipairs(vim.fn.win_findbuf(pane.buf)) do
-    local h, w = api.nvim_win_get_height(win), api.nvim_win_get_width(win)
+    local h, w = text_area(win)
     rows, cols = math.min(rows or h, h), math.min(cols or w, w)
   end
   return rows, cols

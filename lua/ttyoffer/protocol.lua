@@ -68,6 +68,14 @@ M.methods = {
   sessions = { kind = 'request', args = {} },
   -- End a persistent session: {name, count} (name after the sanitiser).
   session_kill = { kind = 'request', args = { 'name' } },
+  -- Create or adopt the tmux session of a run: {session, attach} (the argv
+  -- that attaches to it), or {error}.
+  tmux_prepare = { kind = 'request', args = { 'spec' } },
+  -- Our tmux sessions, read now: {sessions = [{name, created, attached,
+  -- command, title}], error}.
+  tmux_list = { kind = 'request', args = { 'server' } },
+  -- End one of our tmux sessions: {ended} or {error}.
+  tmux_kill = { kind = 'request', args = { 'session', 'server' } },
   -- Start a run: {argv, cwd, base_env, env, rows, cols, persist}.
   run_start = { kind = 'notify', args = { 'run_id', 'spec' } },
   run_input = { kind = 'notify', args = { 'run_id', 'data' } },

@@ -44,6 +44,21 @@ function M.list_lines()
       table.insert(lines, line)
     end
   end
+  local tmux_sessions = vim.fn.executable('tmux') == 1 and runs().tmux_sessions() or {}
+  if #tmux_sessions > 0 then
+    table.insert(lines, '')
+    table.insert(lines, ('%-24s %-8s %-9s %-16s %s'):format('tmux session', 'age', 'attached', 'running', 'title'))
+    for _, s in ipairs(tmux_sessions) do
+      local row = ('%-24s %-8s %-9s %-16s %s'):format(
+        s.name,
+        M.age(now - s.created),
+        tostring(s.attached),
+        cut(s.command, 16),
+        s.title
+      )
+      table.insert(lines, row)
+    end
+  end
   local sessions, err = runs().sessions()
   if err then
     table.insert(lines, 'persistent sessions: ' .. require('ttyoffer.title').sanitize(err, 200))
@@ -94,6 +109,23 @@ end
 M.subcommands = {
   list = function()
     notify.answer(table.concat(M.list_lines(), '\n'))
+  end,
+  tmux = function(args, line)
+    if not args[1] then
+      error('(ttyoffer) :TtyRun tmux needs a session name (see :help :TtyRun-tmux)', 0)
+    end
+    local rest = line:gsub('^%s*tmux%s+%S+%s*', '', 1)
+    runs().run({ tmux = args[1], argv = rest ~= '' and M.argv(rest) or nil })
+  end,
+  ['tmux-kill'] = function(args)
+    if not args[1] then
+      error('(ttyoffer) :TtyRun tmux-kill needs a session name, ttyoffer-… (see :TtyRun list)', 0)
+    end
+    local ended, err = runs().kill_tmux(args[1])
+    if err then
+      error('(ttyoffer) :TtyRun tmux-kill: ' .. require('ttyoffer.title').sanitize(err, 300), 0)
+    end
+    notify.answer(ended and ('tmux session %s ended'):format(args[1]) or ('no tmux session %s'):format(args[1]))
   end,
   kill = function(args)
     if not args[1] then
@@ -156,7 +188,7 @@ function M.run(opts)
       error('(ttyoffer) :TtyRun needs a command to run, or list or close (see :help :TtyRun)', 0)
     end
     if M.subcommands[first] then
-      return M.subcommands[first](vim.list_slice(opts.fargs, 2))
+      return M.subcommands[first](vim.list_slice(opts.fargs, 2), opts.args)
     end
     -- `:TtyRun -- list` runs a program called list.
     local line = opts.args:gsub('^%s*%-%-%s+', '')

@@ -53,6 +53,7 @@ local next_id = 1
 --- @field argv string[]
 --- @field backend 'host'|'job'
 --- @field session string? a persistent run's session name (after the host's sanitiser)
+--- @field tmux string? a tmux run's session name
 --- @field started integer os.time() of the start
 --- @field result ttyoffer.RunResult? once it has ended
 --- @field closing boolean
@@ -201,11 +202,17 @@ function Run:_ended(result)
 end
 
 --- What the program gets besides its own `env`: the editor's environment,
---- with NVIM naming this editor, as in a :terminal.
-local function base_env()
+--- with NVIM naming this editor, as in a :terminal. A tmux client (a tmux
+--- run's program) gets no TMUX: tmux refuses to attach from inside tmux,
+--- and the server is named on its command line.
+--- @param run ttyoffer.Run
+local function base_env(run)
   local env = vim.fn.environ()
   if vim.v.servername ~= '' then
     env.NVIM = vim.v.servername
+  end
+  if run.tmux then
+    env.TMUX = nil
   end
   return env
 end
@@ -217,7 +224,7 @@ local function start_on_host(run, spec)
   host.notify('run_start', run.id, {
     argv = spec.argv,
     cwd = spec.cwd,
-    base_env = base_env(),
+    base_env = base_env(run),
     env = vim.tbl_isempty(spec.env) and vim.empty_dict() or spec.env,
     rows = rows or 24,
     cols = cols or 80,
@@ -257,11 +264,49 @@ local function start_as_job(run, spec)
   run.pid = vim.fn.jobpid(job)
 end
 
+--- The tmux session of a tmux run, made or adopted before any pane opens:
+--- the argv that attaches to it. Raises what tmux or the host refused.
+--- @param spec ttyoffer.RunSpec
+--- @return string[] attach, string session
+local function prepare_tmux(spec)
+  if host.state == 'stopped' then
+    host.start()
+  end
+  vim.wait(config.current.startup_wait, host.ready, 10)
+  -- The login shell's PATH is the session's (asked once by the host).
+  vim.wait(3000, function()
+    local answer = host.request('run_path')
+    return not (answer and answer.pending)
+  end, 20)
+  local answer, err = host.request('tmux_prepare', {
+    name = spec.tmux,
+    argv = spec.argv,
+    cwd = spec.cwd,
+    env = vim.tbl_isempty(spec.env) and vim.empty_dict() or spec.env,
+    rows = config.current.runs.height,
+    cols = vim.o.columns,
+    server = config.current.runs.tmux_server,
+  })
+  if not answer then
+    error('(ttyoffer) run(): tmux runs need the host: ' .. tostring(err), 0)
+  end
+  if answer.error then
+    error('(ttyoffer) run(): ' .. title_rule.sanitize(answer.error, 300), 0)
+  end
+  return answer.attach, answer.session
+end
+
 --- Start a run; see :help ttyoffer.run().
 --- @param opts table
 --- @return ttyoffer.Run
 function M.run(opts)
   local spec = runspec.check(opts)
+  local tmux_session
+  if spec.tmux then
+    -- The pane attaches to the session: a tmux client, the run's program.
+    spec.argv, tmux_session = prepare_tmux(spec)
+    spec.env = {}
+  end
   if spec.persist and vim.fn.executable('dtach') ~= 1 then
     notify.notice(
       'dtach is not installed: this run ends with the editor; to keep sessions, install it: sudo apt-get install dtach'
@@ -277,6 +322,7 @@ function M.run(opts)
     backend = 'host',
     started = os.time(),
     closing = false,
+    tmux = tmux_session,
     _on_exit = spec.on_exit,
   }, Run)
   runs[id] = run
@@ -358,6 +404,30 @@ end
 --- @return {name: string, count: integer}?, string? error
 function M.kill_session(name)
   return host.request('session_kill', name)
+end
+
+--- Our tmux sessions, read now from tmux (never stored).
+--- @return {name: string, created: integer, attached: integer, command: string, title: string}[], string? error
+function M.tmux_sessions()
+  local answer, err = host.request('tmux_list', config.current.runs.tmux_server)
+  if not answer then
+    return {}, err
+  end
+  return answer.sessions, answer.error ~= '' and answer.error or nil
+end
+
+--- End one of our tmux sessions (`ttyoffer-…`); other names are refused.
+--- @param session string
+--- @return boolean? ended, string? error
+function M.kill_tmux(session)
+  local answer, err = host.request('tmux_kill', session, config.current.runs.tmux_server)
+  if not answer then
+    return nil, err
+  end
+  if answer.error then
+    return nil, answer.error
+  end
+  return answer.ended
 end
 
 --- Close run `id`; false when there is none.

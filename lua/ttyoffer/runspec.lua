@@ -4,7 +4,7 @@ local M = {}
 
 M.placements = { 'split', 'float', 'tab' }
 
-local KNOWN = { 'title', 'argv', 'env', 'cwd', 'on_exit', 'placement', 'persist' }
+local KNOWN = { 'title', 'argv', 'env', 'cwd', 'on_exit', 'placement', 'persist', 'tmux' }
 
 local function fail(fmt, ...)
   error(string.format('(ttyoffer) run(): ' .. fmt, ...), 0)
@@ -54,6 +54,7 @@ end
 --- @field on_exit function?
 --- @field placement string
 --- @field persist string?
+--- @field tmux string?
 
 --- The checked and completed description of a run.
 --- @param opts any
@@ -67,12 +68,21 @@ function M.check(opts)
       fail('unknown key %s; known keys: %s (see :help ttyoffer.run())', vim.inspect(key), table.concat(KNOWN, ', '))
     end
   end
-  if opts.persist ~= nil and type(opts.persist) ~= 'string' then
-    fail('persist must be a session name (a string), got %s', type(opts.persist))
+  for _, key in ipairs({ 'persist', 'tmux' }) do
+    if opts[key] ~= nil and type(opts[key]) ~= 'string' then
+      fail('%s must be a session name (a string), got %s', key, type(opts[key]))
+    end
   end
-  -- A persistent session may be attached to by name alone (or started with
-  -- the login shell).
-  if not (opts.persist and opts.argv == nil) then
+  if opts.persist and opts.tmux then
+    fail('persist and tmux are two kinds of session; give one')
+  end
+  if opts.tmux and vim.fn.executable('tmux') ~= 1 then
+    fail('tmux is not installed: sudo apt-get install tmux (or leave tmux out)')
+  end
+  -- A session may be attached to by name alone (or started with the login
+  -- shell).
+  local session = opts.persist or opts.tmux
+  if not (session and opts.argv == nil) then
     check_argv(opts.argv)
   end
   check_env(opts.env)
@@ -104,13 +114,14 @@ function M.check(opts)
   end
   local argv = vim.deepcopy(opts.argv or {})
   local title = opts.title or table.concat(argv, ' ')
-  if opts.persist and not opts.title then
-    title = opts.persist .. (#argv > 0 and (': ' .. title) or '')
+  if session and not opts.title then
+    title = (opts.tmux and 'tmux ' or '') .. session .. (#argv > 0 and (': ' .. title) or '')
   end
   return {
     title = title,
     argv = argv,
     persist = opts.persist,
+    tmux = opts.tmux,
     env = env,
     cwd = cwd,
     on_exit = opts.on_exit,

@@ -94,6 +94,18 @@ class TtyOfferPlugin:
     def session_kill(self, name: Any) -> dict[str, Any]:
         return self._host.session_kill(name)
 
+    @pynvim.rpc_export("ttyoffer_tmux_prepare", sync=True)
+    def tmux_prepare(self, spec: Any) -> dict[str, Any]:
+        return self._host.tmux_prepare(spec)
+
+    @pynvim.rpc_export("ttyoffer_tmux_list", sync=True)
+    def tmux_list(self, server: Any) -> dict[str, Any]:
+        return self._host.tmux_list(server)
+
+    @pynvim.rpc_export("ttyoffer_tmux_kill", sync=True)
+    def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
+        return self._host.tmux_kill(session, server)
+
     @pynvim.rpc_export("ttyoffer_run_start")
     def run_start(self, run_id: int, spec: Any) -> None:
         self._host.run_start(run_id, spec)

@@ -1,0 +1,236 @@
+"""Runs on tmux: a real tmux server of the test's own (TMUX_TMPDIR, so the
+"default" server is private; -L for the option that names another), never
+the user's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness import Editor, Sandbox, editor, wait_until
+from ttyoffer_nvim import tmux
+from ttyoffer_nvim.sessions import sanitize_name
+from ttyoffer_nvim.tmux import PREFIX, Tmux
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def tmux_dir() -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="ttm-"))
+    try:
+        yield folder
+    finally:
+        env = {**os.environ, "TMUX_TMPDIR": str(folder)}
+        env.pop("TMUX", None)
+        for sock in folder.rglob("*"):
+            if sock.is_socket():
+                subprocess.run(["tmux", "-S", str(sock), "kill-server"], env=env, capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def tmux_editor(sandbox: Sandbox, tmux_dir: Path) -> Iterator[tuple[Editor, Any]]:
+    sandbox.env["TMUX_TMPDIR"] = str(tmux_dir)
+    sandbox.env.pop("TMUX", None)
+    env = {**sandbox.env}
+
+    def outside(*args: str) -> subprocess.CompletedProcess[str]:
+        """tmux as a real terminal of the user's would run it."""
+        return subprocess.run(["tmux", *args], env=env, capture_output=True, text=True, timeout=10)
+
+    with editor(sandbox) as ed:
+        yield ed, outside
+
+
+def pane_of(ed: Editor, run_id: int) -> str:
+    return "\n".join(
+        ed.lua(
+            "local run = require('ttyoffer.runs').get(...) "
+            "return run and vim.api.nvim_buf_get_lines(run.pane.buf, 0, -1, false) or {}",
+            run_id,
+        )
+    )
+
+
+def names(ed: Editor) -> list[str]:
+    return [s["name"] for s in ed.lua("return (require('ttyoffer.runs').tmux_sessions())")]
+
+
+def test_a_run_is_a_tmux_session_real_terminals_see(tmux_editor: tuple[Editor, Any], tmp_path: Path) -> None:
+    ed, outside = tmux_editor
+    run_id = ed.lua(
+        "return require('ttyoffer').run({tmux = 'build', cwd = ..., env = {GREETING = 'hi'}, "
+        "argv = {'sh', '-c', 'echo \"made in tmux $GREETING $(pwd)\"; exec sleep 300'}}).id",
+        str(tmp_path),
+    )
+    wait_until(lambda: "made in tmux hi" in pane_of(ed, run_id), what="the session in the pane")
+    assert names(ed) == ["ttyoffer-build"]
+    # The same session, from outside.
+    seen = wait_until(
+        lambda: (lambda out: out if "made in tmux" in out else None)(
+            outside("capture-pane", "-p", "-t", "=ttyoffer-build:").stdout
+        ),
+        what="the session from outside",
+    )
+    assert f"made in tmux hi {tmp_path}" in seen
+    session = ed.lua("return (require('ttyoffer.runs').tmux_sessions())")[0]
+    assert (session["command"], session["attached"]) == ("sleep", 1)
+    listing = ed.nvim.api.exec2("TtyRun list", {"output": True})["output"]
+    assert "ttyoffer-build" in listing and "sleep" in listing
+    # Closing the pane detaches the client; the session goes on.
+    ed.lua("require('ttyoffer.runs').get(...):close()", run_id)
+    wait_until(lambda: ed.lua("return (require('ttyoffer.runs').tmux_sessions())")[0]["attached"] == 0)
+    assert names(ed) == ["ttyoffer-build"]
+
+
+def test_an_idle_shell_is_adopted_and_the_command_typed_literally(tmux_editor: tuple[Editor, Any]) -> None:
+    ed, outside = tmux_editor
+    assert outside("new-session", "-d", "-s", "ttyoffer-idle", "-x", "100", "-y", "20", "sh").returncode == 0
+    wait_until(
+        lambda: (
+            "sh"
+            in outside("display-message", "-p", "-t", "=ttyoffer-idle:", "#{pane_current_command}").stdout
+        )
+    )
+    # In copy mode, with arguments tmux would read as key names or options.
+    outside("copy-mode", "-t", "=ttyoffer-idle:")
+    ed.nvim.command("TtyRun tmux idle printf '%s|%s|%s\\n' -n Enter 'C-c'")
+    wait_until(
+        lambda: "-n|Enter|C-c" in outside("capture-pane", "-p", "-t", "=ttyoffer-idle:").stdout,
+        what="the command typed into the shell and run",
+    )
+    assert names(ed) == ["ttyoffer-idle"]
+
+
+def test_a_busy_pane_is_adopted_for_a_pane_and_refused_for_a_command(tmux_editor: tuple[Editor, Any]) -> None:
+    ed, outside = tmux_editor
+    assert outside("new-session", "-d", "-s", "ttyoffer-busy", "sleep", "300").returncode == 0
+    windows = ed.lua("return #vim.api.nvim_list_wins()")
+    err = ed.lua(
+        "local ok, e = pcall(require('ttyoffer').run, {tmux = 'busy', argv = {'echo', 'over it'}}) return e"
+    )
+    assert "tmux session ttyoffer-busy runs sleep: not typing over it" in err
+    assert err.startswith("(ttyoffer) run(): ")
+    assert ed.lua("return #vim.api.nvim_list_wins()") == windows  # nothing opened
+    assert "over it" not in outside("capture-pane", "-p", "-t", "=ttyoffer-busy:").stdout
+    # Asked for the pane only: adopted.
+    run_id = ed.lua("return require('ttyoffer').run({tmux = 'busy'}).id")
+    wait_until(lambda: ed.lua("return require('ttyoffer.runs').get(...).pid", run_id), what="the client")
+    wait_until(lambda: ed.lua("return (require('ttyoffer.runs').tmux_sessions())")[0]["attached"] == 1)
+
+
+def test_state_is_read_from_tmux_and_only_ours_is_killed(tmux_editor: tuple[Editor, Any]) -> None:
+    ed, outside = tmux_editor
+    for name in ("a", "b"):
+        ed.lua("require('ttyoffer').run({tmux = ..., argv = {'sleep', '300'}})", name)
+    assert outside("new-session", "-d", "-s", "main", "sleep", "300").returncode == 0
+    wait_until(lambda: names(ed) == ["ttyoffer-a", "ttyoffer-b"], what="both sessions (and not the user's)")
+    outside("kill-session", "-t", "=ttyoffer-a")
+    assert names(ed) == ["ttyoffer-b"]  # the next read
+    for foreign in ("main", "ttyoffer-b;main", "../main", "ttyoffer-"):
+        err = ed.lua("local ended, err = require('ttyoffer.runs').kill_tmux(...) return err", foreign)
+        assert "not a session of ttyoffer's" in err, (foreign, err)
+    assert outside("has-session", "-t", "=main").returncode == 0
+    out = ed.nvim.api.exec2("TtyRun tmux-kill ttyoffer-b", {"output": True})["output"]
+    assert "tmux session ttyoffer-b ended" in out
+    assert names(ed) == []
+    assert outside("has-session", "-t", "=main").returncode == 0
+    # A server that went away self-corrects: nothing listed, no error.
+    outside("kill-server")
+    assert names(ed) == []
+
+
+def test_the_option_names_another_server(tmux_editor: tuple[Editor, Any]) -> None:
+    ed, outside = tmux_editor
+    ed.lua("require('ttyoffer').setup({runs = {tmux_server = 'ttyoffer-test-other'}})")
+    ed.lua("require('ttyoffer').run({tmux = 'elsewhere', argv = {'sleep', '300'}})")
+    wait_until(lambda: names(ed) == ["ttyoffer-elsewhere"])
+    assert outside("-L", "ttyoffer-test-other", "has-session", "-t", "=ttyoffer-elsewhere").returncode == 0
+    assert outside("has-session", "-t", "=ttyoffer-elsewhere").returncode != 0  # not on the default one
+    outside("-L", "ttyoffer-test-other", "kill-server")
+
+
+def test_without_tmux_the_error_names_the_package(tmux_editor: tuple[Editor, Any]) -> None:
+    ed, _ = tmux_editor
+    err = ed.lua(
+        "local path = vim.env.PATH vim.env.PATH = '/nonexistent' "
+        "local ok, e = pcall(require('ttyoffer').run, {tmux = 'x', argv = {'true'}}) "
+        "vim.env.PATH = path return e"
+    )
+    assert err == "(ttyoffer) run(): tmux is not installed: sudo apt-get install tmux (or leave tmux out)"
+    assert ed.lua("return #require('ttyoffer.runs').list()") == 0
+
+
+# -- argument builders --------------------------------------------------------------
+
+
+def as_tmux_reads(arg: str) -> str:
+    """What tmux makes of one argument of its command line (cmd-parse.c):
+    a final ';' is dropped, and a backslash before it becomes the ';'."""
+    assert arg.endswith("\\;") or not arg.endswith(";"), f"{arg!r} would end a tmux command"
+    return arg[:-2] + ";" if arg.endswith("\\;") else arg
+
+
+TEXT = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(),
+    st.lists(TEXT, min_size=1, max_size=5),
+    st.dictionaries(st.from_regex(r"[A-Z_]{1,8}", fullmatch=True), TEXT),
+)
+def test_caller_text_always_follows_the_end_of_options(
+    name: str, argv: list[str], env: dict[str, str]
+) -> None:
+    server = Tmux("tmux", ["-L", "x"])
+    session = tmux.session_name(name)
+    assert session.startswith(PREFIX) and session == PREFIX + sanitize_name(name)
+    made = [as_tmux_reads(arg) for arg in server.new_session(session, "/tmp", env, 24, 80, argv)]
+    end = made.index("--")
+    assert made[end + 1 :] == argv  # the program and its arguments, as given
+    # Before the end of options: only our flags, each -e with its value.
+    flags = made[:end]
+    assert [flags[i + 1] for i, f in enumerate(flags) if f == "-e"] == [f"{k}={v}" for k, v in env.items()]
+    typed = [as_tmux_reads(arg) for arg in server.type_text(session, " ".join(argv))]
+    assert typed[-2:] == ["--", " ".join(argv)] and "-l" in typed
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=20),
+    st.sampled_from(["", ";", "\\;", " ; kill-server;"]),
+)
+def test_text_starting_with_a_dash_reaches_the_pane_as_text(body: str, end: str) -> None:
+    """Options and command separators for tmux, typed as text."""
+    text = "-" + body + end
+    with tempfile.TemporaryDirectory(prefix="ttm-") as folder:
+        env = {**os.environ, "TMUX_TMPDIR": folder}
+        env.pop("TMUX", None)
+        server = Tmux("tmux", [])
+        try:
+            made = server.new_session("ttyoffer-cat", "/tmp", {}, 10, 200, ["cat"])
+            assert tmux.call(made, env).returncode == 0
+            assert tmux.call(server.type_text("ttyoffer-cat", text), env).returncode == 0
+            assert tmux.call(server.press_enter("ttyoffer-cat"), env).returncode == 0
+            wait_until(
+                lambda: (
+                    tmux.call(server.argv("capture-pane", "-p", "-t", "=ttyoffer-cat:"), env).stdout.count(
+                        text
+                    )
+                    >= 2
+                ),
+                what="the text and cat's echo of it",
+            )
+        finally:
+            tmux.call(server.argv("kill-server"), env)
