@@ -404,4 +404,27 @@ function B.session_list(n, count)
   return samples
 end
 
+--- One list of the tmux sessions with `count` of ours on the (private)
+--- server, against the bare `tmux list-panes -a` it runs.
+--- @param n integer
+--- @param count integer
+function B.tmux_list(n, count)
+  local runs = require('ttyoffer.runs')
+  for i = 1, count do
+    originals.system({ 'tmux', 'new-session', '-d', '-s', 'ttyoffer-listed-' .. i, 'sleep', '600' }):wait()
+  end
+  assert(#runs.tmux_sessions() == count)
+  local samples = { plain = {}, offer = {} }
+  for _ = 1, n do
+    local t0 = hrtime()
+    originals.system({ 'tmux', 'list-panes', '-a', '-F', '#{session_name}' }):wait()
+    table.insert(samples.plain, ms(hrtime() - t0))
+    t0 = hrtime()
+    runs.tmux_sessions()
+    table.insert(samples.offer, ms(hrtime() - t0))
+  end
+  originals.system({ 'tmux', 'kill-server' }):wait()
+  return samples
+end
+
 return B

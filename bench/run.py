@@ -158,6 +158,15 @@ class Bench:
             "ms_per_session": (statistics.median(full) - statistics.median(empty)) / 50,
         }
 
+    def tmux_list(self) -> dict[str, Any]:
+        samples = self.lua("return B.tmux_list(...)", self.size.attaches, 50)
+        raw, ours = samples["plain"], samples["offer"]
+        return {
+            "ms_50_sessions": dist(ours),
+            "raw_tmux_ms": dist(raw),
+            "ratio_p50": statistics.median(ours) / statistics.median(raw),
+        }
+
     def time_to_prompt(self) -> dict[str, Any]:
         idle = self.lua("return B.idle(...)", self.size.idle_during_prompts)
         try:
@@ -494,6 +503,10 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ttyoffer-bench-") as tmp:
         workdir = Path(tmp)
         sandbox = Sandbox(workdir / "nvim")
+        # tmux runs go to a server of the bench's own, never the user's.
+        (workdir / "tmux").mkdir()
+        sandbox.env["TMUX_TMPDIR"] = str(workdir / "tmux")
+        sandbox.env.pop("TMUX", None)
         sandbox.register()
         results: dict[str, Any] = {}
         steps: list[tuple[str, Callable[[Bench], Any]]] = [
@@ -509,6 +522,7 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
             ("run_first_output", Bench.run_first_output),
             ("session_attach", Bench.session_attach),
             ("session_list", Bench.session_list),
+            ("tmux_list", Bench.tmux_list),
         ]
         with editor(sandbox) as ed:
             bench = Bench(ed, size, workdir)

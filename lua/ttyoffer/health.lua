@@ -177,6 +177,11 @@ local function check_runs(host)
     })
     return
   end
+  if vim.fn.executable('tmux') == 1 then
+    ok('tmux found: runs on tmux (:TtyRun tmux) work')
+  else
+    info('tmux not found: runs on tmux are refused (sudo apt-get install tmux to have them)')
+  end
   for _, tool in ipairs({ { 'dtach', 'dtach' }, { 'script', 'bsdutils' } }) do
     if vim.fn.executable(tool[1]) == 1 then
       ok(
