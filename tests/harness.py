@@ -141,6 +141,16 @@ class Editor:
             self.lua("return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(...), 0, -1, false)", win)
         )
 
+    def run_pane(self, run_id: int) -> str:
+        """The text of a run's pane ("" once the run is gone)."""
+        return "\n".join(
+            self.lua(
+                "local run = require('ttyoffer.runs').get(...) "
+                "return run and vim.api.nvim_buf_get_lines(run.pane.buf, 0, -1, false) or {}",
+                run_id,
+            )
+        )
+
     def host_status(self) -> dict[str, Any]:
         status: dict[str, Any] = self.lua("return require('ttyoffer.host').request('status')")
         return status

@@ -48,16 +48,6 @@ def persistent_sandbox(sandbox: Sandbox, runtime_dir: Path) -> Sandbox:
     return sandbox
 
 
-def pane_of(ed: Editor, run_id: int) -> str:
-    return "\n".join(
-        ed.lua(
-            "local run = require('ttyoffer.runs').get(...) "
-            "return run and vim.api.nvim_buf_get_lines(run.pane.buf, 0, -1, false) or {}",
-            run_id,
-        )
-    )
-
-
 def last_run(ed: Editor) -> int:
     newest = "local l = require('ttyoffer.runs').list() return l[#l] and l[#l].id"
     run_id: int = wait_until(lambda: ed.lua(newest))
@@ -79,7 +69,7 @@ def test_a_session_outlives_the_editor_and_is_replayed_on_return(
     with editor(persistent_sandbox) as ed:
         ed.nvim.command("TtyRun! work sh -c 'seq 1 300; echo before-the-quit; exec cat'")
         run_id = last_run(ed)
-        wait_until(lambda: "before-the-quit" in pane_of(ed, run_id), what="the first output")
+        wait_until(lambda: "before-the-quit" in ed.run_pane(run_id), what="the first output")
         assert ed.lua("return require('ttyoffer.runs').get(...).session", run_id) == "work"
         nvim_pid = ed.lua("return vim.fn.getpid()")
         ed.nvim.command("qa!", async_=True)
@@ -96,12 +86,12 @@ def test_a_session_outlives_the_editor_and_is_replayed_on_return(
         ed.nvim.command("TtyRun! work")
         run_id = last_run(ed)
         # The earlier output, replayed before the live screen.
-        wait_until(lambda: "before-the-quit" in pane_of(ed, run_id), what="the replay")
-        assert "300" in pane_of(ed, run_id)
+        wait_until(lambda: "before-the-quit" in ed.run_pane(run_id), what="the replay")
+        assert "300" in ed.run_pane(run_id)
         # And the program is the same, still running: it answers.
         wait_until(lambda: ed.mode() == "t", what="terminal mode")
         ed.nvim.input("still here<CR>")
-        wait_until(lambda: pane_of(ed, run_id).count("still here") >= 2, what="cat to echo")
+        wait_until(lambda: ed.run_pane(run_id).count("still here") >= 2, what="cat to echo")
         # Closing the pane detaches; the session goes on.
         ed.nvim.command(f"TtyRun close {run_id}")
         wait_until(lambda: ed.events("TtyRunExit"), what="the pane's run to end")
@@ -215,8 +205,8 @@ def test_without_dtach_a_persistent_run_runs_plainly_and_says_so(persistent_sand
             "return require('ttyoffer').run({persist = 'p', argv = {'/bin/sh', '-c', 'echo ran anyway'}, "
             "env = {PATH = '/nonexistent'}}).id"
         )
-        wait_until(lambda: "ran anyway" in pane_of(ed, run_id), what="the program's output")
-        assert "sudo apt-get install dtach" in pane_of(ed, run_id)
+        wait_until(lambda: "ran anyway" in ed.run_pane(run_id), what="the program's output")
+        assert "sudo apt-get install dtach" in ed.run_pane(run_id)
 
 
 # -- the clear stripper and the replay, hermetically --------------------------------

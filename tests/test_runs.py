@@ -43,16 +43,6 @@ def wait_exit(ed: Editor, run_id: int, timeout: float = 10.0) -> dict[str, Any]:
     return wait_until(lambda: next(iter(exits(ed, run_id)), None), timeout, f"run {run_id} to end")
 
 
-def pane_text(ed: Editor, run_id: int) -> str:
-    return "\n".join(
-        ed.lua(
-            "local run = require('ttyoffer.runs').get(...) "
-            "return vim.api.nvim_buf_get_lines(run.pane.buf, 0, -1, false)",
-            run_id,
-        )
-    )
-
-
 def bar(ed: Editor, run_id: int) -> str:
     text: str = ed.lua(
         "local run = require('ttyoffer.runs').get(...) "
@@ -96,8 +86,8 @@ def test_argv_env_and_cwd_arrive_and_the_exit_code_is_told(ed: Editor, tmp_path:
     )
     result = wait_exit(ed, run_id)
     assert (result["code"], result["signal"], result["reason"]) == (3, 0, "exited")
-    wait_until(lambda: "an arg|hello there|" in pane_text(ed, run_id), what="the program's output")
-    lines = pane_text(ed, run_id).splitlines()
+    wait_until(lambda: "an arg|hello there|" in ed.run_pane(run_id), what="the program's output")
+    lines = ed.run_pane(run_id).splitlines()
     assert "an arg|hello there|xterm-256color" in lines
     # The folder's name (wrapped at the pane's width).
     assert str(workdir) in "".join(lines)
@@ -128,8 +118,8 @@ def test_a_program_that_cannot_start_is_127_and_the_pane_says_why(ed: Editor, tm
     missing = start(ed, argv=["no-such-program-ttyoffer"])
     result = wait_exit(ed, missing)
     assert (result["code"], result["reason"]) == (127, "not_found")
-    wait_until(lambda: "not found" in pane_text(ed, missing), what="why, in the pane")
-    assert "no-such-program-ttyoffer" in pane_text(ed, missing)
+    wait_until(lambda: "not found" in ed.run_pane(missing), what="why, in the pane")
+    assert "no-such-program-ttyoffer" in ed.run_pane(missing)
     plain = tmp_path / "plain-file"
     plain.write_text("echo never\n")
     denied = start(ed, argv=[str(plain)])
@@ -148,7 +138,7 @@ def test_the_programs_own_exit_not_the_terminals(ed: Editor) -> None:
     run_id = start(ed, argv=["sh", "-c", "trap '' HUP; sleep 100 & echo holder $!; exit 3"])
     result = wait_exit(ed, run_id, timeout=5)
     assert result["code"] == 3
-    said = wait_until(lambda: re.search(r"holder (\d+)", pane_text(ed, run_id)), what="the holder's pid")
+    said = wait_until(lambda: re.search(r"holder (\d+)", ed.run_pane(run_id)), what="the holder's pid")
     holder = int(said.group(1))
     assert alive(holder), "the background sleep still holds the terminal"
     # Closing the pane hangs up what is left, and kills what does not listen.
@@ -218,7 +208,7 @@ def test_bad_arguments_are_refused_before_anything_starts(ed: Editor, tmp_path: 
 def test_ttyrun_command_list_and_close(ed: Editor) -> None:
     ed.nvim.command("TtyRun sh -c 'echo from the command line; sleep 100'")
     run_id = wait_until(lambda: ed.lua("local l = require('ttyoffer.runs').list() return l[1] and l[1].id"))
-    wait_until(lambda: "from the command line" in pane_text(ed, run_id), what="the output")
+    wait_until(lambda: "from the command line" in ed.run_pane(run_id), what="the output")
     # Split as the shell would, no shell in between.
     assert ed.lua("return require('ttyoffer.runs').get(...).argv", run_id)[:2] == ["sh", "-c"]
     ed.nvim.command("TtyRun exit 4")  # a shell builtin: needs the shell
@@ -247,13 +237,13 @@ def test_runs_get_the_login_shells_path_and_health_says_so(sandbox: Sandbox, tmp
     with editor(sandbox) as ed:
         run_id = start(ed, argv=["sh", "-c", 'echo "path=$PATH"'])
         assert wait_exit(ed, run_id)["code"] == 0
-        wait_until(lambda: "path=" in pane_text(ed, run_id), what="the PATH")
-        assert "path=/opt/ttyoffer-login-bin:" in pane_text(ed, run_id).replace("\n", "")
+        wait_until(lambda: "path=" in ed.run_pane(run_id), what="the PATH")
+        assert "path=/opt/ttyoffer-login-bin:" in ed.run_pane(run_id).replace("\n", "")
         # The caller's env wins over it.
         mine = start(ed, argv=["sh", "-c", 'echo "path=$PATH"'], env={"PATH": "/usr/bin:/bin"})
         wait_exit(ed, mine)
-        wait_until(lambda: "path=" in pane_text(ed, mine), what="the PATH")
-        assert "path=/usr/bin:/bin" in pane_text(ed, mine)
+        wait_until(lambda: "path=" in ed.run_pane(mine), what="the PATH")
+        assert "path=/usr/bin:/bin" in ed.run_pane(mine)
         ed.nvim.command("checkhealth ttyoffer")
         report = "\n".join(ed.nvim.current.buffer[:])
         assert "Runs get the PATH of your login shell /bin/sh: /opt/ttyoffer-login-bin:" in report
@@ -266,7 +256,7 @@ def test_without_a_host_a_run_still_runs(tmp_path: Path) -> None:
         wait_until(lambda: ed.lua("return require('ttyoffer.host').state") == "failed", what="no host")
         run_id = start(ed, argv=["sh", "-c", "echo plain job; exit 3"])
         assert wait_exit(ed, run_id)["code"] == 3
-        wait_until(lambda: "plain job" in pane_text(ed, run_id), what="the output")
+        wait_until(lambda: "plain job" in ed.run_pane(run_id), what="the output")
         assert "exited 3" in bar(ed, run_id)
 
 
@@ -275,7 +265,7 @@ def test_without_a_host_a_run_still_runs(tmp_path: Path) -> None:
 def test_each_placement_opens_a_pane_with_its_bar(ed: Editor, placement: str) -> None:
     tabs = ed.lua("return #vim.api.nvim_list_tabpages()")
     run_id = start(ed, argv=["sh", "-c", "echo placed; sleep 100"], placement=placement, title="where")
-    wait_until(lambda: "placed" in pane_text(ed, run_id), what="the output")
+    wait_until(lambda: "placed" in ed.run_pane(run_id), what="the output")
     win = ed.lua("return vim.fn.win_findbuf(require('ttyoffer.runs').get(...).pane.buf)[1]", run_id)
     relative = ed.lua("return vim.api.nvim_win_get_config(...).relative", win)
     assert (relative != "") == (placement == "float")
@@ -325,7 +315,7 @@ def test_kill_and_wait_shaped_like_vim_system(ed: Editor) -> None:
 def test_the_user_types_into_the_pane(ed: Editor) -> None:
     """A sign-in flow that asks: keys typed the moment it asks."""
     run_id = start(ed, argv=["sh", "-c", 'printf "code? "; read code; echo "got [$code]"; exit 0'])
-    wait_until(lambda: "code?" in pane_text(ed, run_id), what="the question")
+    wait_until(lambda: "code?" in ed.run_pane(run_id), what="the question")
     ed.nvim.input("1234<CR>")
     assert wait_exit(ed, run_id)["code"] == 0
-    wait_until(lambda: "got [1234]" in pane_text(ed, run_id), what="the answer to arrive")
+    wait_until(lambda: "got [1234]" in ed.run_pane(run_id), what="the answer to arrive")

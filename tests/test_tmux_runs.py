@@ -52,16 +52,6 @@ def tmux_editor(sandbox: Sandbox, tmux_dir: Path) -> Iterator[tuple[Editor, Any]
         yield ed, outside
 
 
-def pane_of(ed: Editor, run_id: int) -> str:
-    return "\n".join(
-        ed.lua(
-            "local run = require('ttyoffer.runs').get(...) "
-            "return run and vim.api.nvim_buf_get_lines(run.pane.buf, 0, -1, false) or {}",
-            run_id,
-        )
-    )
-
-
 def names(ed: Editor) -> list[str]:
     return [s["name"] for s in ed.lua("return (require('ttyoffer.runs').tmux_sessions())")]
 
@@ -73,7 +63,7 @@ def test_a_run_is_a_tmux_session_real_terminals_see(tmux_editor: tuple[Editor, A
         "argv = {'sh', '-c', 'echo \"made in tmux $GREETING $(pwd)\"; exec sleep 300'}}).id",
         str(tmp_path),
     )
-    wait_until(lambda: "made in tmux hi" in pane_of(ed, run_id), what="the session in the pane")
+    wait_until(lambda: "made in tmux hi" in ed.run_pane(run_id), what="the session in the pane")
     assert names(ed) == ["ttyoffer-build"]
     # The same session, from outside.
     seen = wait_until(

@@ -258,16 +258,20 @@ def gone(socket_path: Path) -> bool:
     return not ProcessTable().holders(socket_path)
 
 
+def _tail(path: Path, size: int) -> bytes | None:
+    """The last `size` bytes of the file, or None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            f.seek(max(0, end - size))
+            return f.read()
+    except OSError:
+        return None
+
+
 def title_of(recording: Path) -> str:
     """The title the program last set (OSC 0 or 2) in the recording's tail."""
-    try:
-        with open(recording, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - TITLE_SEARCH_BYTES))
-            tail = f.read()
-    except OSError:
-        return ""
-    titles = _TITLE.findall(tail)
+    titles = _TITLE.findall(_tail(recording, TITLE_SEARCH_BYTES) or b"")
     if not titles:
         return ""
     return sanitize(titles[-1].decode("utf-8", "replace"), TITLE_LENGTH)
@@ -367,23 +371,17 @@ def replay(recording: Path) -> bytes:
         return b""
     if size > MAX_RECORDING_BYTES:
         trim(recording)
-    try:
-        with open(recording, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - REPLAY_BYTES))
-            tail = f.read()
-    except OSError:
-        return b""
+    tail = _tail(recording, REPLAY_BYTES) or b""
     newline = tail.find(b"\n")
     tail = tail[newline + 1 :] if newline >= 0 else b""
     return REPLAY_RESET + tail.replace(b"\n", b"\r\n").replace(b"\r\r\n", b"\r\n") if tail else b""
 
 
 def trim(recording: Path) -> None:
+    tail = _tail(recording, TRIM_TO)
+    if tail is None:
+        return
     with contextlib.suppress(OSError):
-        with open(recording, "rb") as f:
-            f.seek(-TRIM_TO, os.SEEK_END)
-            tail = f.read()
         fd = os.open(recording, os.O_WRONLY | os.O_APPEND)
         try:
             os.truncate(fd, 0)
