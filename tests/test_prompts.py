@@ -17,12 +17,6 @@ No secret typed in a window is found afterwards in the editor's messages,
 history or registers, in what it and its host wrote (logs at DEBUG, shada),
 or in the server's log."""
 
-# tests/users.py is ours: ruff's isort knows first-party modules from
-# pyproject.toml, and a change there makes every checkout's virtualenv be
-# installed again (scripts/bootstrap.sh hashes the file), so the import
-# order below is kept by hand for now.
-# ruff: noqa: I001
-
 from __future__ import annotations
 
 import hashlib
