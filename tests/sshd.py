@@ -295,6 +295,20 @@ def ssh_reading_its_terminal(config: Path) -> list[int]:
     return found
 
 
+def program_reading_its_terminal(name: str) -> list[int]:
+    """The processes named `name` (their argv[0]'s base name) blocked in a
+    read of a terminal: asking, and ready for the answer."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+            if os.path.basename(argv[0]) == os.fsencode(name) and _in_a_terminal_read(cmdline.parent):
+                found.append(int(cmdline.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+    return found
+
+
 def _in_a_terminal_read(proc: Path) -> bool:
     # Asleep in n_tty_read, and the blocked call's first argument (the fd
     # of read(2); its number differs between architectures) is a terminal:
