@@ -21,6 +21,18 @@ def test_prompt_is_the_text_left_of_the_cursor() -> None:
     assert model(b"Username for 'https://example.com': ").prompt() == "Username for 'https://example.com'"
 
 
+def test_a_question_wrapped_by_the_terminal_is_read_from_its_beginning() -> None:
+    question = "Enter passphrase for key '/tmp/pytest-of-root/pytest-12/a_long_test_name0/id_ed25519': "
+    screen = model(b"earlier output\r\n" + question.encode(), rows=10, cols=30)
+    shown = screen.prompt()
+    assert len(shown) <= PROMPT_MAX
+    # What asks, and what it asks for, with the middle of the path left out.
+    assert shown.startswith("Enter passphrase for") and shown.endswith("a_long_test_name0/id_ed25519'")
+    # A full line of output above a short question is not part of it...
+    above = model(b"x" * 29 + b"\r\nPassword: ", rows=10, cols=30)
+    assert above.prompt() == "Password"
+
+
 def test_prompt_inside_a_curses_frame() -> None:
     # pinentry-curses style: a frame, a label, an entry field, the cursor in it.
     frame = (
@@ -58,7 +70,8 @@ def test_osc_title_and_malformed_escapes_do_not_reach_the_prompt() -> None:
     # line, as on any terminal; the cut escape at the end shows nothing.
     assert screen.lines()[-2:] == [" " * 79 + "P", "assword:"]
     assert not any("HACK" in line or "\x1b" in line for line in screen.lines())
-    assert screen.prompt() == "assword"
+    # "P" filled the row above to its last column: the question wrapped.
+    assert screen.prompt() == "Password"
     # The cut escape was only cut: its end, arriving later, completes it.
     screen.feed(b"1mX")
     assert screen.lines()[-1] == "assword: X"

@@ -11,13 +11,15 @@ from __future__ import annotations
 import pyte
 from pyte.charsets import VT100_MAP
 
-from .text import sanitize
+from .text import ELLIPSIS, sanitize
 
 # Past this many unparsed bytes only the tail is kept: what is on screen after
 # a flood is what the tail drew, and parsing all of it would cap throughput
 # (pyte parses some hundreds of KB a second). A full curses screen is a few KB.
 TAIL_LIMIT = 8 * 1024
 PROMPT_MAX = 60
+# Rows above the cursor's that a wrapped question may fill.
+WRAPPED_ROWS = 3
 
 # What a text UI draws around an input field: frame lines, and after the
 # label the field itself (underscores, brackets of an empty entry).
@@ -183,6 +185,12 @@ class ScreenModel:
             self._pending.clear()
             stream.feed(data)
 
+    def _wrapped_onto_next(self, row: int) -> bool:
+        """Whether row `row` is filled to its last column with text (no frame
+        of a text UI): a line the terminal wrapped."""
+        last = self._screen.display[row][-1:]
+        return bool(last) and not last.isspace() and last not in _FRAME
+
     def lines(self) -> list[str]:
         self._flush()
         return [line.rstrip() for line in self._screen.display]
@@ -196,13 +204,30 @@ class ScreenModel:
         The cursor sits where the answer goes, so the text left of it on its
         line is the prompt ("Passphrase: ", "Password for 'https://x': ").
         With nothing there and `look_above`, the nearest non-empty line above
-        is used (a question printed on a line of its own).
+        is used (a question printed on a line of its own). A question longer
+        than the terminal is wide wrapped onto the cursor's line: the rows
+        above that it filled to the last column are its beginning ("Enter
+        passphrase for key '/a/long/path/id_ed25519': ").
         """
         lines = self.lines()
         cursor = self._screen.cursor
         row = min(max(cursor.y, 0), len(lines) - 1)
-        candidate = _strip_decoration(lines[row][: cursor.x])
+        text = lines[row][: cursor.x]
+        top = row
+        while text and top > 0 and row - top < WRAPPED_ROWS and self._wrapped_onto_next(top - 1):
+            top -= 1
+            text = self._screen.display[top] + text
+        candidate = _strip_decoration(text)
         while look_above and not candidate and row > 0:
             row -= 1
             candidate = _strip_decoration(lines[row])
-        return sanitize(candidate, PROMPT_MAX)
+        return _both_ends(sanitize(candidate, len(candidate) + 1))
+
+
+def _both_ends(text: str) -> str:
+    """At most PROMPT_MAX characters: a long question keeps its beginning
+    (what asks) and its end (what it asks for), "…" between."""
+    if len(text) <= PROMPT_MAX:
+        return text
+    head = PROMPT_MAX // 3
+    return text[:head].rstrip() + ELLIPSIS + text[-(PROMPT_MAX - head - 1) :].lstrip()
