@@ -257,7 +257,7 @@ class RunTable:
             run.pid = spawn_on_terminal(executable, argv, env, cwd, run.pty.slave_path)
         except OSError as err:
             reason = "not_executable" if isinstance(err, PermissionError) else "cannot_start"
-            self._not_started(run, reason, f"{spec.argv[0]}: {err.strerror or err}")
+            self._not_started(run, reason, f"{argv[0]}: {err.strerror or err}")
             return
         # Held until the program had it open: a pty whose slave nobody has
         # open reads as hung up. Ours no longer: EOF on the master now means
@@ -300,6 +300,9 @@ class RunTable:
         script = shutil.which("script", path=env["PATH"])
         attach, extra_env = sessions.attach_argv(dtach, script, session, argv, login_shell(env))
         env.update(extra_env)
+        # The session's programs have a terminal of their own (script's, or
+        # dtach's): this pane's, which goes at the next detach, is not it.
+        env.pop("GPG_TTY", None)
         return attach, tail
 
     def _not_started(self, run: Run, reason: str, message: str) -> None:

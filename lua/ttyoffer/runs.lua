@@ -116,7 +116,7 @@ function Run:kill(sig)
     error(
       ('(ttyoffer) kill(): %s is not a signal; use a number or one of: %s'):format(
         vim.inspect(sig),
-        table.concat(vim.tbl_keys(M.signals), ', ')
+        table.concat(vim.fn.sort(vim.tbl_keys(M.signals)), ', ')
       ),
       2
     )
