@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ttyoffer_nvim import runs as runs_module
+from ttyoffer_nvim import sessions
 from ttyoffer_nvim.runs import Run, RunSpec, RunTable, resolve, run_environment, spec_from
 from ttyoffer_nvim.shellenv import MARKER, LoginPath, parse
 
@@ -170,3 +171,19 @@ async def test_the_host_ending_hangs_up_every_run(tmp_path: Path) -> None:
             os.waitpid(pid, os.WNOHANG)  # reaped already
         assert not os.path.exists(f"/proc/{pid}")
     assert len(runs) == 0
+
+
+async def test_a_held_beginning_of_the_clear_is_shown_when_no_more_comes() -> None:
+    """A persistent run's pane holds back what could begin dtach's clear on
+    attach; a program that stops right after "ESC [ H" still gets it shown."""
+    presenter = FakePresenter()
+    runs = table(presenter)
+    runs.start(1, spec("sh", "-c", "read go; printf 'ready\\033[H'; exec sleep 30"))
+    await until(lambda: 1 in presenter.started)
+    run = runs.get(1)
+    assert run is not None
+    run.clear_stripper = sessions.ClearStripper(asyncio.get_running_loop().time())
+    runs.write(1, b"go\r")
+    await until(lambda: presenter.output.get(1, b"").endswith(b"ready\x1b[H"))
+    runs.close(1)
+    await until(lambda: 1 in presenter.ended)

@@ -45,6 +45,9 @@ from .shellenv import LoginPath, LoginPathCache, login_shell
 KILL_AFTER = 0.2
 # Seconds an exit waits for output still on its way (a throttled relay).
 DRAIN_GRACE = 0.25
+# Seconds the start of what could be dtach's clear-screen is held back
+# waiting for the rest of it (it comes in the same write, or just after).
+HELD_FOR = 0.05
 # Unacknowledged bytes per run before the host stops reading (see offer.py).
 RELAY_WINDOW = 64 * 1024
 BATCH_SIZE = 256 * 1024
@@ -418,7 +421,15 @@ class RunTable:
             data = run.clear_stripper.feed(data, time.monotonic())
             if run.clear_stripper.done:
                 run.clear_stripper = None
+            elif run.clear_stripper.holding:
+                # A program that stops after "ESC [ H" (cursor home) must not
+                # wait for its next write to have it shown.
+                run.timers.append(self._loop.call_later(HELD_FOR, self._release_held, run))
         self._relay(run, data)
+
+    def _release_held(self, run: Run) -> None:
+        if run.clear_stripper is not None and run.clear_stripper.holding:
+            self._relay(run, run.clear_stripper.flush())
 
     def _relay(self, run: Run, data: bytes) -> None:
         data = run.sequences.feed(data) if data else b""

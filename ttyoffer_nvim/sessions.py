@@ -425,6 +425,11 @@ class ClearStripper:
                 return data[:-keep]
         return data
 
+    @property
+    def holding(self) -> bool:
+        return bool(self._held)
+
     def flush(self) -> bytes:
+        """What is held back, given up on: no more of the sequence came."""
         held, self._held = self._held, b""
         return held
