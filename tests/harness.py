@@ -92,7 +92,10 @@ class Sandbox:
         assert "rplugin/python3/ttyoffer" in text, text
 
     def argv(self, *extra: str) -> list[str]:
-        return [nvim_binary(), "--embed", "--headless", "-u", str(self.init), *extra]
+        # In a session of its own, as Neovim's server is under its TUI: the
+        # editor has no controlling terminal, whether the suite was started
+        # from a terminal, from tmux or without one.
+        return ["setsid", nvim_binary(), "--embed", "--headless", "-u", str(self.init), *extra]
 
 
 def wait_until(predicate: Callable[[], T | None], timeout: float = 10.0, what: str = "condition") -> T:
