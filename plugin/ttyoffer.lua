@@ -26,7 +26,7 @@ end, {
   complete = function(arglead, cmdline)
     return require('ttyoffer.command').complete(arglead, cmdline)
   end,
-  desc = 'ttyoffer: on, off, toggle, status, dismiss',
+  desc = 'ttyoffer: on, off, toggle, status, dismiss, install',
 })
 
 api.nvim_create_user_command('TtyRun', function(opts)

@@ -191,8 +191,12 @@ function M.start(on_exit)
     end
     if not python then
       M.state, M.error = 'failed', tostring(err)
-      -- Once: commands run as without the plugin until this is mended.
-      notify.once('no-python', 'no host (see :checkhealth ttyoffer); commands run plainly: ' .. M.error)
+      -- Once: commands run as without the plugin until this is mended. Not
+      -- while the install that mends it runs (a plugin manager's first
+      -- install): it says how it went, and starts the host when done.
+      if not require('ttyoffer.install').running then
+        notify.once('no-python', 'no host (see :checkhealth ttyoffer); commands run plainly: ' .. M.error)
+      end
       settle_waiters()
       return
     end

@@ -8,6 +8,10 @@ local M = {}
 local notify = require('ttyoffer.notify')
 local originals = require('ttyoffer.originals')
 
+--- True while an install runs: the host's "no Python" is then expected,
+--- and the install's own messages are the ones to show.
+M.running = false
+
 --- The plugin's checkout: three folders above this file.
 M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
 
@@ -66,7 +70,9 @@ function M.run(opts)
   -- hold its own completion up (nothing else runs under that prompt).
   local say = opts and opts.sync and notify.answer or notify.notice
   opts = opts or {}
+  M.running = true
   local function done(ok, message)
+    M.running = false
     say(message, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
     if opts.on_done then
       opts.on_done(ok, message)
