@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 import pynvim
 
 ROOT = Path(__file__).resolve().parent.parent
+# util-linux's, by its path: a test may give the editor a PATH without it.
+SETSID = shutil.which("setsid") or "/usr/bin/setsid"
 T = TypeVar("T")
 
 
@@ -95,7 +97,7 @@ class Sandbox:
         # In a session of its own, as Neovim's server is under its TUI: the
         # editor has no controlling terminal, whether the suite was started
         # from a terminal, from tmux or without one.
-        return ["setsid", nvim_binary(), "--embed", "--headless", "-u", str(self.init), *extra]
+        return [SETSID, nvim_binary(), "--embed", "--headless", "-u", str(self.init), *extra]
 
 
 def wait_until(predicate: Callable[[], T | None], timeout: float = 10.0, what: str = "condition") -> T:

@@ -140,3 +140,21 @@ def test_nothing_in_the_editors_folder_is_imported_by_the_plugins_python(ed: Edi
         "the host back",
     )
     assert not marker.exists(), marker.read_text()
+
+
+def test_checkhealth_on_a_plain_machine_warns_of_nothing_optional(sandbox: Sandbox, tmp_path: Path) -> None:
+    # A plain Debian has no dtach and no tmux: those are optional parts,
+    # reported as information with the install line, never as warnings.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("sh", "git", "python3", "stty", "ps"):
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
+    sandbox.env["PATH"] = str(bin_dir)
+    with editor(sandbox) as ed:
+        ed.nvim.command("checkhealth ttyoffer")
+        report = "\n".join(ed.nvim.current.buffer[:])
+    assert "WARNING" not in report, report
+    assert "dtach not found (optional)" in report and "sudo apt-get install dtach" in report, report
+    assert "tmux not found (optional)" in report, report

@@ -180,8 +180,10 @@ local function check_runs(host)
   if vim.fn.executable('tmux') == 1 then
     ok('tmux found: runs on tmux (:TtyRun tmux) work')
   else
-    info('tmux not found: runs on tmux are refused (sudo apt-get install tmux to have them)')
+    info('tmux not found (optional): runs on tmux are refused; to have them: sudo apt-get install tmux')
   end
+  -- Optional parts: what is missing is said, with the install line, but is
+  -- nothing to mend for a user who does not want persistent runs.
   for _, tool in ipairs({ { 'dtach', 'dtach' }, { 'script', 'bsdutils' } }) do
     if vim.fn.executable(tool[1]) == 1 then
       ok(
@@ -190,13 +192,12 @@ local function check_runs(host)
           .. (tool[1] == 'dtach' and 'outlive the editor' or 'are recorded')
       )
     else
-      warn(
+      info(
         tool[1]
-          .. ' not found: persistent runs '
-          .. (tool[1] == 'dtach' and 'end with the editor' or 'are not replayed'),
-        {
-          'Install it: sudo apt-get install ' .. tool[2],
-        }
+          .. ' not found (optional): persistent runs '
+          .. (tool[1] == 'dtach' and 'end with the editor' or 'are not replayed')
+          .. '; to have them: sudo apt-get install '
+          .. tool[2]
       )
     end
   end
