@@ -7,9 +7,10 @@ vim.g.loaded_ttyoffer = 1
 -- An editor the plugin cannot run on (too old, not Linux) gets the commands
 -- only, each saying so once; nothing else runs, nothing is said at startup.
 if require('ttyoffer.support').problem() then
-  for _, name in ipairs({ 'Bang', 'TtyOffer', 'TtyRun' }) do
+  for _, name in ipairs({ 'Bang', 'TtyRun' }) do
     vim.cmd('command! -nargs=* ' .. name .. " lua require('ttyoffer.support').tell_inactive()")
   end
+  vim.cmd("command! -nargs=* TtyOffer lua require('ttyoffer.support').command(<q-args>)")
   return
 end
 

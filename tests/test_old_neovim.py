@@ -5,6 +5,7 @@ commands say once what is needed, :checkhealth reports it with the fix."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,3 +69,34 @@ def test_an_unsupported_editor_is_told_once_and_nothing_else_runs(old_tui: PtySc
     )
     old_tui.wait_text("Install Neovim 0.10 or newer on Linux")
     assert old_tui.showing("E5108") is None and old_tui.showing("stack traceback") is None
+
+
+def test_install_on_an_unsupported_editor_writes_the_help_and_says_nothing_else_was(tmp_path: Path) -> None:
+    # A plugin manager's build step on Debian's 0.7.2: the tags are written,
+    # so :help ttyoffer works (it said E149), and the user is told plainly
+    # that nothing else was installed and why.
+    plugin = tmp_path / "ttyoffer.nvim"
+    for part in ("plugin", "lua", "doc"):
+        shutil.copytree(ROOT / part, plugin / part, ignore=shutil.ignore_patterns("tags"))
+    init = tmp_path / "init.lua"
+    init.write_text(f"vim.opt.rtp:prepend({str(plugin)!r})\n")
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "TERM": "xterm-256color"}
+    build = subprocess.run(
+        [DEBIAN_NVIM, "--headless", "-u", str(init), "-i", "NONE", "+TtyOffer install", "+qa"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    said = build.stdout + build.stderr
+    assert "wrote the help tags (:help ttyoffer); nothing else was installed" in said, said
+    assert "needs Neovim 0.10 or newer (this is 0.7.2)" in said, said
+    assert (plugin / "doc" / "tags").is_file()
+    screen = PtyScreen([DEBIAN_NVIM, "-u", str(init), "-i", "NONE"], env, rows=30, cols=100)
+    try:
+        screen.wait_text("~")
+        screen.type(":help ttyoffer\r")
+        screen.wait_text("ttyoffer.txt")
+        assert screen.showing("E149") is None
+    finally:
+        screen.close()

@@ -20,6 +20,25 @@ end
 
 local told = false
 
+--- The plugin's checkout: three folders above this file.
+local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
+
+--- :TtyOffer where the plugin cannot run. `install` (a plugin manager's
+--- build step) writes the help tags, so that :help ttyoffer says what is
+--- needed, and says plainly that nothing else was installed; the rest say
+--- once why the plugin is inactive.
+--- @param args string
+function M.command(args)
+  if vim.trim(args or '') ~= 'install' then
+    return M.tell_inactive()
+  end
+  local wrote = pcall(vim.cmd, 'helptags ' .. vim.fn.fnameescape(root .. '/doc'))
+  local said = (wrote and 'wrote the help tags (:help ttyoffer); ' or 'could not write the help tags; ')
+    .. 'nothing else was installed: '
+    .. M.problem()
+  vim.api.nvim_echo({ { '(ttyoffer) ' .. said, 'WarningMsg' } }, true, {})
+end
+
 --- Say, once a session, that the plugin is inactive and why. For editors
 --- where the plugin cannot run: nothing of it but this ever runs there.
 function M.tell_inactive()
