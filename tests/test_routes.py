@@ -236,6 +236,9 @@ def test_a_blocked_editor_hangs_the_asker_up_and_says_how_to_answer(sandbox: San
         assert told["rerun"] == ask
         notice = ed.lua("return require('ttyoffer').status().notices")[-1]
         assert "Secret word" in notice and ":Bang " + ask in notice
+        # The one line shown is cut to fit: the fix comes first, so it stays.
+        shown = [line for line in ed.nvim.command_output("messages").splitlines() if "hung up" in line]
+        assert shown[-1].startswith("(ttyoffer) editor busy, hung up: run :Bang "), shown
         assert ed.float_wins() == []
         # A Vimscript jobwait() on a job a Lua plugin started: the same.
         job = ed.lua("return vim.fn.jobstart({'sh', '-c', ...})", ask)

@@ -33,8 +33,13 @@ function M.tell(offer_id, question)
   local what = record and title.of_command(record.cmd) or ('offer ' .. offer_id)
   local asked = question ~= '' and string.format(' "%s"', title.sanitize(question, QUESTION_LIMIT)) or ''
   local rerun = record and title.sanitize(M.as_bang_argument(record.cmd), math.huge) or nil
-  local advice = rerun and ('; to answer it, run :Bang ' .. rerun) or ''
-  notify.notice(string.format('%s asked%s while the editor was busy: hung up%s', what, asked, advice))
+  -- The fix first: a notice is cut to one line, and the command's text
+  -- and its question can be long (the whole is in :TtyOffer status).
+  if rerun then
+    notify.notice(string.format('editor busy, hung up: run :Bang %s to answer it (it asked%s)', rerun, asked))
+  else
+    notify.notice(string.format('editor busy, hung up: %s asked%s', what, asked))
+  end
   vim.api.nvim_exec_autocmds('User', {
     pattern = 'TtyOfferUnserved',
     modeline = false,
