@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/demo, scripts/test, scripts/bench and scripts/screenshots:
 # makes sure the system packages and the project's virtualenv are there,
 # installing what is missing.
@@ -40,6 +41,7 @@ fi
 # check what an unsupported editor is told.
 if [ -n "${TTYOFFER_FOR_TESTS:-}" ]; then
   NEEDED[luacheck]=lua-check
+  NEEDED[shellcheck]=shellcheck
   NEEDED[/usr/bin/nvim]=neovim
   # vim-fugitive, the git tool the suite signs commits from.
   NEEDED_FILES[/usr/share/vim-fugitive/plugin/fugitive.vim]=vim-fugitive
@@ -93,7 +95,7 @@ have=$(cat "$stamp" 2>/dev/null || true)
 if [ ! -x "$VENV/bin/python" ] || { [ "$have" != "$pins dev" ] && [ "$have" != "$pins $NEEDS" ]; }; then
   say "preparing the virtualenv in $VENV (for the $NEEDS)"
   python3 -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT[$NEEDS]"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "${ROOT}[${NEEDS}]"
   echo "$pins $NEEDS" >"$stamp"
 fi
 
