@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 import pynvim
@@ -299,9 +300,15 @@ def test_lazygit_in_a_terminal_float_signs_with_keys_alone(
             """,
             str(repo),
         )
-        term.wait_text("Staged changes", timeout=20)
-        term.type("c")
-        term.wait_text("ummary")  # the commit message prompt
+        term.wait_text("Staged changes", timeout=60)
+        # lazygit draws its panels before it reads keys: a "c" typed at the
+        # first frame can be lost on a loaded machine. A user presses again.
+        for _ in range(10):
+            term.type("c")
+            with suppress(AssertionError):
+                term.wait_text("ummary", timeout=6)  # the commit message prompt
+                break
+        term.wait_text("ummary")
         term.type("from lazygit\r")
         if override_gpg:
             # lazygit keeps drawing and reading the keys: gpg asks in a

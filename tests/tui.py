@@ -15,6 +15,11 @@ from harness import Sandbox, nvim_binary, wait_until
 
 T = TypeVar("T")
 
+# How long a wait for the screen may take before it fails: what a loaded
+# 2-core machine needs for a program to start and draw (lazygit, pinentry),
+# with room to spare. Only a failing wait ever takes it.
+SCREEN_WAIT = 30.0
+
 
 class PtyScreen:
     """Any program in a pty of the given size, its screen rendered with pyte."""
@@ -54,10 +59,10 @@ class PtyScreen:
         lines = self.lines()
         return lines if any(needle in line for line in lines) else None
 
-    def wait_text(self, needle: str, timeout: float = 15.0) -> list[str]:
+    def wait_text(self, needle: str, timeout: float = SCREEN_WAIT) -> list[str]:
         return self._wait(lambda: self.showing(needle), timeout, f"{needle!r} on the screen")
 
-    def wait_gone(self, needle: str, timeout: float = 15.0) -> None:
+    def wait_gone(self, needle: str, timeout: float = SCREEN_WAIT) -> None:
         self._wait(lambda: self.showing(needle) is None, timeout, f"{needle!r} gone from the screen")
 
     def _wait(self, predicate: Callable[[], T | None], timeout: float, what: str) -> T:
