@@ -2,65 +2,102 @@
 local M = {}
 
 --- @class ttyoffer.Config
+-- The one description of every option: the comment above a key is its
+-- entry in :help ttyoffer-config, and the README's and the help's setup()
+-- examples are these defaults (scripts/config_reference.py writes both; a
+-- test keeps them current). Help markup is allowed; lines of at most 62
+-- characters; a line holding "<" alone ends an example.
 M.defaults = {
-  -- Offer a private terminal to every command spawned through the plugin.
+  -- Offer a terminal to spawned commands. See |:TtyOffer-off|.
   enabled = true,
+  -- The prompt window.
   float = {
-    -- Preferred size of the prompt window; clamped to fit the editor.
+    -- Columns of the prompt window, clamped to fit the editor.
     width = 80,
+    -- Lines of the prompt window, clamped to fit the editor.
     height = 24,
-    -- Any 'winborder' value or a list of eight characters.
+    -- As in |nvim_open_win()|: a style or a list of eight
+    -- characters.
     border = 'rounded',
-    -- Milliseconds the window stays up showing the exit before it closes.
+    -- Milliseconds the window shows the exit of its command before
+    -- it closes.
     close_delay = 700,
-    -- Milliseconds without a keypress before focus moves into the window or
-    -- back out, so keys typed for the editor never reach a prompt and keys
-    -- typed for a prompt never reach the editor. 0: move at once.
+    -- Milliseconds without a keypress before focus moves into the
+    -- window or back out of it. A prompt that arrives while you are
+    -- typing opens when you pause, so keys meant for the editor
+    -- never reach it; when the command ends, keys still being typed
+    -- for the prompt are dropped and focus returns once you pause.
+    -- 0: move at once.
     typing_pause = 300,
   },
+  -- Keys of the prompt window and of a run's pane.
   keys = {
-    -- Terminal-mode key in the prompt window that declines the offer.
-    -- false: no mapping (`:TtyOffer dismiss` still works).
+    -- Terminal-mode key in the prompt window that declines it.
+    -- false: no mapping (|:TtyOffer-dismiss| still works).
     dismiss = '<C-q>',
-    -- Normal-mode key in a run's pane that closes it (hanging up the
-    -- program if it still runs). false: no mapping (`:TtyRun close` and the
-    -- bar's Close still work).
+    -- Normal-mode key in a run's pane that closes it
+    -- (|:TtyRun-close|). false: no mapping; the bar's Close and
+    -- |:TtyRun-close| remain.
     run_close = 'q',
   },
+  -- The panes of |ttyoffer-run|.
   runs = {
-    -- Where require('ttyoffer').run() and :TtyRun open a pane: 'split' (along
-    -- the bottom), 'float' (centered) or 'tab'.
+    -- Where a pane opens: "split" (a window along the whole
+    -- bottom), "float" (centered, the size of a prompt window) or
+    -- "tab" (a new tab page).
     placement = 'split',
-    -- Height of a 'split' pane, in lines.
+    -- Lines of a "split" pane.
     height = 15,
-    -- The tmux server of tmux runs: '' for your default one (or the one
-    -- Neovim runs inside), a name (tmux -L) or a socket path (tmux -S).
+    -- The tmux server of tmux runs: "" for your default one (or the
+    -- one Neovim runs inside, `$TMUX`), a name (`tmux -L {name}`) or
+    -- a socket path (`tmux -S`).
     tmux_server = '',
   },
+  -- |:Bang|.
   bang = {
-    -- Milliseconds before `:Bang` says that the command is still running.
+    -- Milliseconds before |:Bang| says that its command is still
+    -- running.
     notice_delay = 1000,
   },
-  -- Commands holding an offer at once; past it commands run without one.
+  -- Commands holding an offer at once. Past it commands still run,
+  -- without an offer, and |:TtyOffer-status| says so.
   max_offers = 256,
-  -- The routes by which commands get the offer (besides :Bang and
-  -- require('ttyoffer').jobstart(), which always do).
+  -- Which routes carry the offer, besides |:Bang| and
+  -- |ttyoffer.jobstart()|, which always do (|ttyoffer-routes|).
   routes = {
-    -- `:!{cmd}` typed on the command line runs like :Bang.
+    -- |:!| typed on the command line runs like |:Bang|. false: |:!|
+    -- is stock, the rest stays. >lua
+    --     require('ttyoffer').setup({ routes = { bang = false } })
+    -- <
     bang = true,
-    -- vim.fn.jobstart(), vim.system(), vim.fn.system() and
-    -- vim.fn.systemlist() called from Lua (by any plugin) are wrapped.
+    -- `vim.fn.jobstart`, `vim.system`, `vim.fn.system` and
+    -- `vim.fn.systemlist` are wrapped for every Lua caller. false:
+    -- they are Neovim's own again (the very same functions). >lua
+    --     require('ttyoffer').setup({ routes = { lua = false } })
+    -- <
     lua = true,
-    -- git's gpg.program, in the editor's environment, for every git it
-    -- starts: the user's own gpg, asking where it can be answered.
+    -- git's `gpg.program`, for every git the editor starts, is
+    -- ttyoffer's, which runs yours and chooses where it asks
+    -- (|ttyoffer-git|). false: the editor's environment is as it
+    -- was. >lua
+    --     require('ttyoffer').setup({ routes = { git = false } })
+    -- <
     git = true,
   },
-  -- Milliseconds a command that asks may wait for an editor that serves
-  -- nothing (blocked in system(), jobwait(), a busy loop) before it is hung
-  -- up and the user told how to run it. 0: never hang up.
+  -- Milliseconds a command that asks may wait for an editor that
+  -- serves nothing (blocked in |system()|, |jobwait()|, a plugin's
+  -- busy loop) before it is hung up and you are told which command
+  -- asked, what, and how to run it so that it can be answered
+  -- (|ttyoffer-blocked|). At a |hit-enter| prompt, or while you
+  -- answer another question, it waits for you. 0: never hang up
+  -- (the command waits until the editor is free). >lua
+  --     require('ttyoffer').setup({ blocked_timeout = 3000 })
+  -- <
   blocked_timeout = 1000,
-  -- Milliseconds :Bang and `:!` wait for a host that is still starting (the
-  -- first moments after startup) before they run without an offer.
+  -- Milliseconds |:Bang| and a typed |:!| wait for a host that is
+  -- still starting (the first moments after startup) before they
+  -- run without an offer, with a notice. The editor does not wait:
+  -- the command is started when the host is ready.
   startup_wait = 3000,
 }
 
