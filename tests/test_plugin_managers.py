@@ -6,7 +6,6 @@ that very install runs. Then the first prompt opens in the same session."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from harness import ROOT, Editor, nvim_binary, wait_until
 from test_install import ASK, clean_env
 from third_party import plugin
-from tui import PtyScreen
+from tui import PtyScreen, wait_listening
 
 pytestmark = pytest.mark.e2e
 
@@ -69,7 +68,7 @@ def first_start(tmp_path: Path, env: dict[str, str], init: str) -> None:
     socket_path = str(tmp_path / "tui.sock")
     screen = PtyScreen([nvim_binary(), "--listen", socket_path], env, rows=30, cols=140)
     try:
-        wait_until(lambda: os.path.exists(socket_path), 60, "the editor's socket")
+        wait_listening(socket_path, 60)
         nvim = pynvim.attach("socket", path=socket_path)
         try:
             ed = Editor(nvim)

@@ -39,7 +39,7 @@ import pytest
 from fixtures import make_ssh_key
 from harness import ROOT, Editor, Sandbox, editor, wait_until
 from sshd import SshdOptions, SshServer, git, sshd
-from tui import PtyScreen, Tui
+from tui import PtyScreen, Tui, wait_listening
 from users import (
     PATH,
     Account,
@@ -568,7 +568,7 @@ class UserTui(Tui):
         self.socket = str(box.base / "tui.sock")
         argv = editor_argv(box, reach, "--listen", self.socket)
         PtyScreen.__init__(self, argv, {"PATH": PATH, "TERM": "xterm-256color"}, rows, cols)
-        wait_until(self._accepts, 20, "the TUI's RPC socket to accept connections")
+        wait_listening(self.socket)
 
 
 @pytest.mark.tui

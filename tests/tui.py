@@ -86,18 +86,24 @@ class Tui(PtyScreen):
         env = {**sandbox.env, "TERM": "xterm-256color", "COLORTERM": ""}
         argv = [nvim_binary(), "-u", str(sandbox.init), "--listen", self.socket, *args]
         super().__init__(argv, env, rows, cols)
-        # The socket file appears at bind(), a moment before listen(): wait
-        # until it accepts a connection, not merely until it exists.
-        wait_until(self._accepts, 20, "the TUI's RPC socket to accept connections")
+        wait_listening(self.socket)
 
-    def _accepts(self) -> bool:
-        if not Path(self.socket).exists():
+
+def wait_listening(path: str, timeout: float = SCREEN_WAIT) -> None:
+    """Until an editor's --listen socket accepts a connection: the file
+    appears at bind(), a moment before listen(), so its existence is not
+    enough."""
+
+    def accepts() -> bool:
+        if not Path(path).exists():
             return False
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            probe.connect(self.socket)
+            probe.connect(path)
         except OSError:
             return False
         finally:
             probe.close()
         return True
+
+    wait_until(accepts, timeout, f"the RPC socket {path} to accept connections")
