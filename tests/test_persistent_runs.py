@@ -5,6 +5,7 @@ table; the name sanitiser as the injection boundary."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shlex
@@ -302,8 +303,19 @@ def persistent(name: str, *argv: str) -> RunSpec:
     return RunSpec(list(argv), "", dict(os.environ), {}, 24, 80, name)
 
 
-def program_of(folder: Path, name: str) -> int | None:
-    return sessions.ProcessTable().program(sessions.paths(folder, name))
+def pid_of(*argv: str) -> int | None:
+    """The process of ours running exactly `argv` (each test's arguments
+    are its own), read from /proc like a user's pgrep."""
+    wanted = b"\0".join(a.encode() for a in argv) + b"\0"
+    for pid in procfs.pids():
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/cmdline", "rb") as f:
+            if f.read() == wanted and not procfs.process_gone(pid):
+                return pid
+    return None
+
+
+def recording_bytes(folder: Path, name: str) -> int:
+    return sum(p.stat().st_size for p in folder.glob(f"{name}.log*") if not p.is_symlink())
 
 
 async def test_a_persistent_run_ends_as_its_program_did(session_folder: Path) -> None:
@@ -312,12 +324,12 @@ async def test_a_persistent_run_ends_as_its_program_did(session_folder: Path) ->
     runs.start(1, persistent("exits", "sh", "-c", "echo out; exit 3"))
     runs.start(2, persistent("missing", "no-such-program-ttyoffer"))
     for run_id, name in ((3, "termed"), (4, "killed"), (5, "closed")):
-        runs.start(run_id, persistent(name, "sleep", "300"))
-    await until(lambda: all(program_of(session_folder, n) for n in ("termed", "killed", "closed")), 20)
-    termed = program_of(session_folder, "termed")
+        runs.start(run_id, persistent(name, "sleep", f"30{run_id}"))
+    await until(lambda: all(pid_of("sleep", f"30{i}") for i in (3, 4, 5)), 20)
+    termed = pid_of("sleep", "303")
     assert termed is not None
     runs.signal(3, signal.SIGTERM)  # run:kill('TERM'): the program, not the dtach client
-    killed = program_of(session_folder, "killed")
+    killed = pid_of("sleep", "304")
     assert killed is not None
     os.kill(killed, signal.SIGKILL)  # from outside
     runs.close(5)
@@ -334,7 +346,7 @@ async def test_a_persistent_run_ends_as_its_program_did(session_folder: Path) ->
     assert procfs.process_gone(termed)
     # Closing only detached: that session's program goes on. The sessions
     # that ended, seen ending, left nothing; the missing program made none.
-    assert program_of(session_folder, "closed")
+    assert pid_of("sleep", "305")
     await until(lambda: {p.name.split(".")[0] for p in session_folder.iterdir()} == {"closed"})
 
 
@@ -346,19 +358,20 @@ async def test_the_recording_stays_bounded_while_nobody_is_attached(session_fold
     runs = table(presenter)
     flood = "import itertools, sys\nfor i in itertools.count(): sys.stdout.write(f'flood line {i:012d}\\n')"
     runs.start(1, persistent("flood", sys.executable, "-c", flood))
-    await until(lambda: program_of(session_folder, "flood"), 20)
+    await until(lambda: pid_of(sys.executable, "-c", flood), 20)
     runs.close(1)  # detached: nobody reads the session but the recorder
-    session = sessions.paths(session_folder, "flood")
     largest = 0
     deadline = asyncio.get_running_loop().time() + 4
     while asyncio.get_running_loop().time() < deadline:
-        largest = max(largest, sessions.recording_size(session))
+        with contextlib.suppress(FileNotFoundError):
+            largest = max(largest, recording_bytes(session_folder, "flood"))
         await asyncio.sleep(0.02)
-    assert 0 < largest <= sessions.RECORDING_BYTES
-    tail = sessions.recorded(session, 4096).splitlines()[-2]
+    bound = 1024 * 1024
+    assert 0 < largest <= bound
+    tail = (session_folder / "flood.log").read_bytes()[-4096:].splitlines()[-2]
     printed = int(tail.split()[-1]) * len(b"flood line 000000000000\n")
-    assert printed > 5 * sessions.RECORDING_BYTES, f"the flood printed only {printed} bytes"
-    program = program_of(session_folder, "flood")
+    assert printed > 5 * bound, f"the flood printed only {printed} bytes"
+    program = pid_of(sys.executable, "-c", flood)
     assert program is not None
     os.kill(program, signal.SIGKILL)
     ended = await_ended(session_folder, "flood")
@@ -393,9 +406,9 @@ def test_a_session_that_ended_while_away_tells_its_ending_and_output_on_return(
         wait_until(lambda: "listening on :8080" in ed.run_pane(run_id), what="the output")
         ed.nvim.command(f"TtyRun close {run_id}")
         go.touch()  # it ends while no pane is attached
-        session = sessions.paths(folder_of(runtime_dir), "away")
-        wait_until(lambda: session.status.exists() and not session.socket.exists(), what="its ending")
-        assert (session.status.stat().st_mode & 0o777) == 0o600
+        status, socket = folder_of(runtime_dir) / "away.status", folder_of(runtime_dir) / "away.sock"
+        wait_until(lambda: not socket.exists(), what="the session to end")
+        assert (status.stat().st_mode & 0o777) == 0o600
         ed.nvim.command("TtyRun! away")
         again = last_run(ed)
         result = result_of(ed, again)
@@ -515,15 +528,16 @@ def test_a_loose_session_folder_is_refused_and_nothing_in_a_folder_followed(
 
 
 def test_kill_and_wait_reach_the_sessions_program(persistent_sandbox: Sandbox, runtime_dir: Path) -> None:
-    folder = folder_of(runtime_dir)
     with editor(persistent_sandbox) as ed:
-        for name in ("termed", "waited"):
+        for name, seconds in (("termed", "401"), ("waited", "402")):
             ed.lua(
-                "_G.r = _G.r or {} _G.r[...] = require('ttyoffer').run({persist = ..., argv = {'cat'}})",
+                "local name, s = ... _G.r = _G.r or {} "
+                "_G.r[name] = require('ttyoffer').run({persist = name, argv = {'sleep', s}})",
                 name,
+                seconds,
             )
-        wait_until(lambda: program_of(folder, "termed") and program_of(folder, "waited"), what="the programs")
-        termed, waited = program_of(folder, "termed"), program_of(folder, "waited")
+        wait_until(lambda: pid_of("sleep", "401") and pid_of("sleep", "402"), what="the programs")
+        termed, waited = pid_of("sleep", "401"), pid_of("sleep", "402")
         assert termed is not None and waited is not None
         result = ed.lua("_G.r.termed:kill('TERM') return _G.r.termed:wait(10000)")
         assert (result["code"], result["signal"], result["reason"]) == (143, signal.SIGTERM, "signal")
