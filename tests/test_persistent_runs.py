@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from test_unit_runs import FakePresenter, table, until
 
 from harness import Editor, Sandbox, editor, wait_until
-from ttyoffer_nvim import procfs, sessions
+from ttyoffer_nvim import procfs, sessions, sessionwrap
 from ttyoffer_nvim.runs import RunSpec
 from ttyoffer_nvim.sessions import ClearStripper, sanitize_name
 from users import accounts
@@ -550,3 +550,50 @@ def test_kill_and_wait_reach_the_sessions_program(persistent_sandbox: Sandbox, r
             "return r:wait(10000).code"
         )
         assert code == 3
+
+
+def test_the_ring_keeps_the_last_of_the_output_in_its_bound(tmp_path: Path) -> None:
+    folder = tmp_path / "s"
+    folder.mkdir(mode=0o700)
+    (folder / "r.log").symlink_to(tmp_path / "target")  # never followed: made afresh
+    fd = sessionwrap.open_folder(str(folder))
+    ring = sessionwrap.Ring(fd, "r", limit=1000)
+    written = b"".join(b"%05d\n" % i for i in range(10_000))
+    for at in range(0, len(written), 337):
+        ring.write(written[at : at + 337])
+    session = sessions.paths(folder, "r")
+    kept = session.previous.read_bytes() + session.recording.read_bytes()
+    assert len(kept) <= 1000 and written.endswith(kept)
+    assert not (tmp_path / "target").exists()
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in (session.recording, session.previous))
+    # script's own lines are not the program's output.
+    recorder = sessionwrap.Recorder(-1, None)
+    assert sessionwrap.SCRIPT_HEADER.sub(b"", b'Script started on 2026 [COMMAND="x"]\nout\n') == b"out\n"
+    assert (
+        sessionwrap.SCRIPT_FOOTER.sub(b"", b'last\r\n\r\nScript done on 2026 [COMMAND_EXIT_CODE="4"]\n')
+        == b"last\r\n"
+    )
+    assert recorder.first
+    # The ending: written 0600 by rename, read back; anything else is not one.
+    sessionwrap.write_status(fd, "r", {"code": 3, "signal": 0, "reason": "exited", "message": ""})
+    ending = sessions.read_ending(session)
+    assert ending is not None and (ending.code, ending.describe()) == (3, "exited 3")
+    assert stat.S_IMODE(session.status.stat().st_mode) == 0o600
+    session.status.unlink()
+    session.status.symlink_to(tmp_path / "planted")
+    (tmp_path / "planted").write_text('{"code": 0, "signal": 0, "reason": "exited", "message": ""}')
+    assert sessions.read_ending(session) is None
+    os.close(fd)
+
+
+def test_refusal_names_the_session_a_name_is_not_taken_for() -> None:
+    assert sessions.refusal("build-2_x") is None
+    for name, meant in (
+        ("my.build", "my-build"),
+        ("…", "main"),
+        ("-x-", "x"),
+        ("", "main"),
+        ("x" * 41, "x" * 40),
+    ):
+        refused = sessions.refusal(name)
+        assert refused is not None and f'say "{meant}"' in refused, refused
