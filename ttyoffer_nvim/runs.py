@@ -557,8 +557,9 @@ class RunTable:
                 ending.reason,
                 ending.message,
             )
-            if sessions.gone(session.socket):
-                sessions.forget(session)
+            # Its program has ended: the session is over (its master may
+            # still be on its way out), and this pane saw the end.
+            sessions.forget(session)
             return
         if sessions.live(session.socket):
             run.code, run.signal, run.reason = CLOSED_CODE, signal.SIGHUP, "closed"

@@ -70,10 +70,20 @@ class Ring:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _OPEN
         return os.open(self.current, flags, 0o600, dir_fd=self.folder)
 
+    def _still_ours(self) -> bool:
+        try:
+            named = os.stat(self.current, dir_fd=self.folder, follow_symlinks=False)
+        except OSError:
+            return False
+        mine = os.fstat(self.fd)
+        return (named.st_dev, named.st_ino) == (mine.st_dev, mine.st_ino)
+
     def write(self, data: bytes) -> None:
         if len(data) > self.half:
             data = data[-self.half :]
         if self.size + len(data) > self.half:
+            if not self._still_ours():
+                return  # the session was forgotten; its name may be another's now
             os.rename(self.current, self.previous, src_dir_fd=self.folder, dst_dir_fd=self.folder)
             os.close(self.fd)
             self.fd = self._fresh()
