@@ -511,6 +511,9 @@ def test_a_loose_session_folder_is_refused_and_nothing_in_a_folder_followed(
             assert (result["code"], result["reason"]) == (127, "cannot_start")
             assert "is open to others (mode 0777)" in result["message"]
             assert "is open to others" in ed.lua("return select(2, require('ttyoffer.runs').sessions())")
+            ed.nvim.command("checkhealth ttyoffer")
+            report = "\n".join(ed.nvim.current.buffer[:])
+            assert "Persistent runs (:TtyRun!) cannot start:" in report and "open to others" in report, report
         assert stat.S_IMODE(folder.stat().st_mode) == 0o777
         assert bashrc.read_text() == "original\n"
         for entry in folder.iterdir():
