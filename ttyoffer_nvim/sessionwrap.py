@@ -30,6 +30,7 @@ and made afresh (O_EXCL) after whatever had its name is removed.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -42,7 +43,10 @@ import time
 
 # Keep in step with sessions.RECORDING_BYTES.
 RECORDING_BYTES = 1024 * 1024
-READ_SIZE = 64 * 1024
+READ_SIZE = 1024 * 1024
+# The FIFO's buffer: larger than the default 64 KB, so that script, writing a
+# few KB at a time, wakes this reader less often under a flood.
+FIFO_SIZE = 1024 * 1024
 # After the program's end: how long the fork waits for script to close.
 DRAIN_SECONDS = 10.0
 # Ignored here, defaults for the program (an ignored signal stays ignored
@@ -116,6 +120,8 @@ def open_fifo(folder: int, name: str) -> int:
     if not stat.S_ISFIFO(info.st_mode) or info.st_uid != os.getuid():
         os.close(fd)
         return -1
+    with contextlib.suppress(OSError):  # above /proc/sys/fs/pipe-max-size
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, FIFO_SIZE)
     return fd
 
 
