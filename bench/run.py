@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -365,6 +366,71 @@ def first_command(sandbox: Sandbox, rounds: int) -> dict[str, Any]:
     }
 
 
+RECORDING_FLOOD = """
+import sys, time
+end = time.monotonic() + float(sys.argv[1])
+line, printed = b"flood " * 10 + b"\\n", 0
+while time.monotonic() < end:
+    sys.stdout.buffer.write(line * 100)
+    printed += len(line) * 100
+sys.stdout.flush()
+open(sys.argv[2], "w").write(str(printed))
+"""
+
+
+def recording_flood(workdir: Path, seconds: int) -> dict[str, Any]:
+    """A persistent session floods its terminal for `seconds` with nobody
+    attached (real dtach, script(1) and the wrapper): the recording's size,
+    sampled every 20 ms while it is written, against its bound and against
+    what the program printed (which an unbounded recording would hold)."""
+    import shutil
+
+    from ttyoffer_nvim import sessions
+
+    runtime = workdir / "flood-runtime"
+    runtime.mkdir(mode=0o700)
+    folder = sessions.session_folder(str(runtime))
+    session = sessions.paths(folder, "flood")
+    counted = workdir / "flood-printed"
+    dtach, script = shutil.which("dtach"), shutil.which("script")
+    assert dtach is not None, "the bench needs dtach"
+    flood = [sys.executable, "-c", RECORDING_FLOOD, str(seconds), str(counted)]
+
+    def flooded(argv: list[str], env: dict[str, str], size: Callable[[], int]) -> tuple[int, int]:
+        """(the largest the recording was, what the program printed)"""
+        counted.unlink(missing_ok=True)
+        subprocess.run(argv, env={**os.environ, **env}, check=True, timeout=10)
+        largest = 0
+        deadline = time.monotonic() + seconds + 10
+        while not counted.exists() and time.monotonic() < deadline:
+            largest = max(largest, size())
+            time.sleep(0.02)
+        time.sleep(0.1)
+        return max(largest, size()), int(counted.read_text() or 0) if counted.exists() else 0
+
+    # The baseline: script(1) writing its typescript to a file, as before.
+    plain = workdir / "flood-plain.log"
+    plain_argv = [dtach, "-n", str(folder / "plain.sock"), "-E", script or "script", "-q", "-f", "-e"]
+    plain_argv += ["-c", shlex.join(flood), str(plain)]
+    plain_largest, plain_printed = flooded(plain_argv, {"SHELL": "/bin/sh"}, lambda: plain.stat().st_size)
+    sessions.kill_session(folder, "plain")
+    sessions.make_fifo(session)
+    argv, env = sessions.create_argv(dtach, script, session, flood, "/bin/sh")
+    argv[1] = "-n"  # made detached: nobody attached
+    largest, printed = flooded(argv, env, lambda: sessions.recording_size(session))
+    sessions.kill_session(folder, "flood")
+    return {
+        "seconds": seconds,
+        "bound_kb": sessions.RECORDING_BYTES // 1024,
+        "largest_kb": largest // 1024,
+        "printed_mb": printed / 1e6,
+        "largest_to_bound": largest / sessions.RECORDING_BYTES,
+        "unbounded_mb": plain_largest / 1e6,
+        "unbounded_printed_mb": plain_printed / 1e6,
+        "printed_ratio": printed / plain_printed if plain_printed else 0.0,
+    }
+
+
 def git_status(workdir: Path, rounds: int) -> dict[str, Any]:
     """`git status` in a small repository with the environment the editor
     gives every git (our gpg.program appended after a user's own entry)
@@ -413,6 +479,7 @@ TARGETS = {
     "startup": ("added_ms_p50", "<=", 1.0),
     "git_status": ("ratio_p50", "<=", 1.05),
     "run_first_output": ("ratio_p50", "<=", 1.2),
+    "recording_flood": ("largest_to_bound", "<=", 1.0),
 }
 
 
@@ -487,6 +554,14 @@ def render(results: dict[str, Any]) -> str:
         f"p50 {f['offer_ms']['p50']:.2f} ms vs {f['plain_ms']['p50']:.2f} ms without the plugin"
         f" (host {f['host_then']})",
     )
+    if "recording_flood" in r:
+        f = r["recording_flood"]
+        row(
+            "recording_flood",
+            f"recording {f['largest_kb']} KB at most (bound {f['bound_kb']} KB) while a {f['seconds']} s"
+            f" flood with nobody attached printed {f['printed_mb']:.0f} MB ({f['printed_ratio']:.2f}x the"
+            f" output of script(1) to a file, which grew to {f['unbounded_mb']:.0f} MB)",
+        )
     if "git_status" in r:
         f = r["git_status"]
         row(
@@ -535,6 +610,9 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
             results["startup"] = startup(sandbox, size.startups)
         if only is None or "first_command" in only:
             results["first_command"] = first_command(sandbox, size.startups // 2)
+        if only is None or "recording_flood" in only:
+            print("bench: recording_flood …", file=sys.stderr, flush=True)
+            results["recording_flood"] = recording_flood(workdir, max(1, size.flood_seconds // 3))
         if only is None or "git_status" in only:
             print("bench: git_status …", file=sys.stderr, flush=True)
             results["git_status"] = git_status(workdir, size.spawns // 2)

@@ -319,3 +319,28 @@ def test_the_user_types_into_the_pane(ed: Editor) -> None:
     ed.nvim.input("1234<CR>")
     assert wait_exit(ed, run_id)["code"] == 0
     wait_until(lambda: "got [1234]" in ed.run_pane(run_id), what="the answer to arrive")
+
+
+@pytest.mark.e2e
+def test_q_in_a_running_pane_asks_before_it_ends_the_program(ed: Editor) -> None:
+    """One stray `q` in a running REPL's pane must not end it. (A UI is
+    attached: without one, confirm() asks nobody.)"""
+    ed.nvim.api.ui_attach(80, 24, {"ext_linegrid": True})
+    run_id = start(ed, argv=["cat"])
+    pid = run_pid(ed, run_id)
+    ed.nvim.input("<C-\\><C-n>q")
+    wait_until(lambda: ed.mode() == "r?", what="the question")
+    ed.nvim.input("k")  # Keep
+    wait_until(lambda: ed.mode() == "nt", what="the answer")
+    assert alive(pid) and not exits(ed, run_id)
+    ed.nvim.input("q")
+    wait_until(lambda: ed.mode() == "r?", what="the question again")
+    ed.nvim.input("c")  # Close
+    assert wait_exit(ed, run_id)["reason"] == "closed"
+
+
+@pytest.mark.e2e
+def test_a_lone_double_dash_is_no_command(ed: Editor) -> None:
+    out = ed.nvim.api.exec2("TtyRun --", {"output": True})["output"]
+    assert ":TtyRun -- needs a command after it" in out, out
+    assert ed.lua("return #require('ttyoffer.runs').list()") == 0

@@ -267,9 +267,16 @@ class TtyOfferHost:
         return {"sessions": [s.as_dict() for s in sessions.list_sessions(folder)], "error": ""}
 
     def session_kill(self, name: Any) -> dict[str, Any]:
-        folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
-        safe = sessions.sanitize_name(name)
-        return {"name": safe, "count": sessions.kill_session(folder, safe)}
+        """{name, count}, or {error} for a name that is not one (it is never
+        taken for the session the sanitiser would make of it)."""
+        refused = sessions.refusal(name)
+        if refused is not None:
+            return {"error": refused}
+        try:
+            folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
+        except (OSError, sessions.SessionFolderError) as err:
+            return {"error": str(err)}
+        return {"name": name, "count": sessions.kill_session(folder, name)}
 
     def _tmux(self, server: Any) -> tmux.Tmux:
         program = tmux.find(dict(os.environ))

@@ -38,9 +38,9 @@ REQUESTS: dict[str, tuple[str, ...]] = {
     # login shell is being asked.
     "run_path": (),
     # The persistent sessions, read now: {sessions = [{name, created,
-    # command, title, pid}], error}.
+    # command, title, pid, ended}], error}.
     "sessions": (),
-    # End a persistent session: {name, count} (name after the sanitiser).
+    # End a persistent session: {name, count}, or {error} for a name that is not one.
     "session_kill": ("name",),
     # Create or adopt the tmux session of a run: {session, attach} (the
     # argv that attaches to it), or {error}.

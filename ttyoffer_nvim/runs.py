@@ -101,9 +101,10 @@ class Run:
     pending_input: bytearray = field(default_factory=bytearray)
     sequences: SequenceFilter = field(default_factory=SequenceFilter)
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
-    # A persistent run: its session's (sanitized) name, and the stripper of
+    # A persistent run: its session's name and files, and the stripper of
     # dtach's clear-screen on attach.
     session: str = ""
+    session_paths: sessions.SessionPaths | None = None
     clear_stripper: sessions.ClearStripper | None = None
 
     @property
@@ -247,9 +248,12 @@ class RunTable:
         argv = spec.argv or [login_shell(env), "-l"]
         first = b""
         if spec.persist:
-            persistent = self._persistent(run, argv, env)
-            if isinstance(persistent, str):
-                self._not_started(run, "cannot_start", persistent)
+            persistent = self._persistent(run, argv, env, cwd)
+            if isinstance(persistent, tuple) and len(persistent) == 2 and isinstance(persistent[1], str):
+                self._not_started(run, *persistent)
+                return
+            if isinstance(persistent, sessions.Ending):
+                self._ended_before(run, persistent)
                 return
             argv, first = persistent
         executable, reason, message = resolve(argv[0], env["PATH"], cwd)
@@ -279,34 +283,75 @@ class RunTable:
         if first:
             self._relay(run, first)
 
-    def _persistent(self, run: Run, argv: list[str], env: dict[str, str]) -> tuple[list[str], bytes] | str:
+    def _persistent(
+        self, run: Run, argv: list[str], env: dict[str, str], cwd: str
+    ) -> tuple[list[str], bytes] | tuple[str, str] | sessions.Ending:
         """The argv that attaches to (or creates) the run's dtach session,
-        and the recorded tail to show first; a message when there can be
-        none. Without dtach the run goes on as a plain one, and says so."""
+        and what to show first; (reason, message) when there can be none;
+        the Ending of a session whose program ended while nobody looked,
+        when no command was given (the run is that ending). Without dtach
+        the run goes on as a plain one, and says so."""
         dtach = shutil.which("dtach", path=env["PATH"])
         if dtach is None:
             note = "(ttyoffer) no dtach: this run ends with the editor (sudo apt-get install dtach)\r\n"
             return argv, note.encode()
+        refused = sessions.refusal(run.spec.persist)
+        if refused is not None:
+            return "cannot_start", refused
         try:
             folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
         except (OSError, sessions.SessionFolderError) as err:
-            return f"no session folder: {err}"
+            return "cannot_start", f"no session folder: {err}"
         session = sessions.paths(folder, run.spec.persist)
-        run.session = session.name
-        tail = b""
-        if sessions.live(session.socket):
-            tail = sessions.replay(session.recording)
-            # dtach clears the screen as the pane attaches: not over the tail.
-            run.clear_stripper = sessions.ClearStripper(time.monotonic())
-        elif sessions.gone(session.socket):
-            sessions.forget(session)  # a socket nobody serves: its recording is not replayed
-        script = shutil.which("script", path=env["PATH"])
-        attach, extra_env = sessions.attach_argv(dtach, script, session, argv, login_shell(env))
-        env.update(extra_env)
+        run.session, run.session_paths = session.name, session
         # The session's programs have a terminal of their own (script's, or
         # dtach's): this pane's, which goes at the next detach, is not it.
         env.pop("GPG_TTY", None)
-        return attach, tail
+        table = sessions.ProcessTable()
+        if table.master(session.socket) is not None:
+            first = b""
+            if run.spec.argv:
+                running = table.foreground_command(table.master(session.socket) or 0) or "its program"
+                first = (
+                    f"(ttyoffer) session {session.name} is running {running} already: attached to it; "
+                    f"the command given was not run\r\n"
+                ).encode()
+            # dtach clears the screen as the pane attaches: not over the tail.
+            run.clear_stripper = sessions.ClearStripper(time.monotonic())
+            return sessions.attach_argv(dtach, session), first + sessions.replay(session)
+        if table.holders(session.socket):
+            return "cannot_start", f"session {session.name} is being made by another editor; try again"
+        ending = sessions.read_ending(session)
+        if ending is not None and not run.spec.argv:
+            return ending
+        # Made afresh: what an earlier session of the name left goes first.
+        sessions.forget(session)
+        executable, reason, message = resolve(argv[0], env["PATH"], cwd)
+        if executable is None:
+            return reason, message
+        try:
+            sessions.make_fifo(session)
+        except OSError as err:
+            return "cannot_start", f"cannot make {session.fifo}: {err.strerror or err}"
+        script = shutil.which("script", path=env["PATH"])
+        attach, extra_env = sessions.create_argv(dtach, script, session, argv, login_shell(env))
+        env.update(extra_env)
+        return attach, b""
+
+    def _ended_before(self, run: Run, ending: sessions.Ending) -> None:
+        """The session's program ended while no pane was attached: the run
+        is that ending, after what it printed; its files go (it was seen)."""
+        assert run.session_paths is not None
+        tail = sessions.replay(run.session_paths)
+        sessions.forget(run.session_paths)
+        if run.pty is not None:
+            run.pty.close()
+        run.code, run.signal, run.reason = ending.code, ending.signal, ending.reason
+        note = f"session {run.session} had ended"
+        run.message = f"{ending.message} ({note})" if ending.message else note
+        self._presenter.run_started(run)
+        self._relay(run, tail)
+        self._tell_exit(run)
 
     def _not_started(self, run: Run, reason: str, message: str) -> None:
         run.code, run.reason, run.message = NOT_STARTED_CODE, reason, message
@@ -330,9 +375,13 @@ class RunTable:
         self._let_go(run)
 
     def signal(self, run_id: int, signum: int) -> None:
-        """run:kill(sig): to the program itself, while it is unreaped."""
+        """run:kill(sig): to the program itself, while it is unreaped (a
+        persistent run's: the session's program, not the dtach client)."""
         run = self._runs.get(run_id)
         if run is None or not run.running:
+            return
+        if run.session_paths is not None:
+            sessions.signal_program(run.session_paths, signum)
             return
         with contextlib.suppress(OSError, ValueError):
             if run.pidfd >= 0:
@@ -484,6 +533,8 @@ class RunTable:
             if info is None:  # WNOHANG, and it has not ended
                 return False
         run.reaped = True
+        if run.code is None and run.session_paths is not None:
+            self._session_ending(run, run.session_paths)
         if run.code is None:  # a closed run keeps the code it was closed with
             if info is None:
                 run.code, run.reason = 255, "exited"
@@ -492,6 +543,31 @@ class RunTable:
             else:
                 run.code, run.signal, run.reason = 128 + info.si_status, info.si_status, "signal"
         return True
+
+    def _session_ending(self, run: Run, session: sessions.SessionPaths) -> None:
+        """The dtach client ended by itself: the session's program's ending
+        (written by its wrapper before dtach's master, then the client,
+        went), and the session's files go; or, with none written, what
+        became of the session."""
+        ending = sessions.read_ending(session)
+        if ending is not None:
+            run.code, run.signal, run.reason, run.message = (
+                ending.code,
+                ending.signal,
+                ending.reason,
+                ending.message,
+            )
+            # Its program has ended: the session is over (its master may
+            # still be on its way out), and this pane saw the end.
+            sessions.forget(session)
+            return
+        if sessions.live(session.socket):
+            run.code, run.signal, run.reason = CLOSED_CODE, signal.SIGHUP, "closed"
+            run.message = f"detached: session {run.session} goes on"
+        else:
+            run.code, run.reason = 255, "exited"
+            run.message = f"session {run.session} ended without its program's ending"
+            sessions.forget(session)
 
     def _reaped(self, run: Run) -> None:
         """The program is gone: tell, once what it wrote before is relayed."""

@@ -3,14 +3,17 @@ script(1) and replayed on the next attach.
 
 dtach keeps the session alive and nothing else: the editor's own terminal
 keeps its mouse, scrollback and search. It does not remember the screen, so
-the session's output is recorded by script(1) inside it, and the tail of
-that recording is shown before the live screen when a pane attaches.
+the session's output is recorded by script(1) inside it, into a FIFO read by
+sessionwrap.py, the program's parent inside the session, which keeps the
+last RECORDING_BYTES (NAME.log, NAME.log.1) and writes down how the program
+ended (NAME.status). The tail of the recording is shown before the live
+screen when a pane attaches; the ending is the run's.
 
-Every session name goes through sanitize_name() before it reaches a path or
-an argument: it is the injection boundary. Nothing about a session is
-stored: which sessions exist, whether they live, what they run and their
-title are read afresh from the session folder, the process table and the
-recording on every call.
+A session name is one sanitize_name() leaves as it is (refusal() says why
+another is not): it is the injection boundary, and two names never mean one
+session. Nothing about a session is stored by the host: which sessions
+exist, whether they live, what they run and their title are read afresh
+from the session folder, the process table and the recording on every call.
 
 Standard library only.
 """
@@ -18,11 +21,13 @@ Standard library only.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shlex
 import signal
 import stat
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,13 +37,14 @@ from .text import sanitize
 
 NAME_LENGTH = 40
 DEFAULT_NAME = "main"
-# Bytes of the recording replayed on attach, and below which nothing is
-# (a session just made has recorded its prompt, which the redraw paints).
+# Bytes of the recording replayed on attach.
 REPLAY_BYTES = 256 * 1024
-REPLAY_MIN_BYTES = 512
-# Past this size the recording is cut to its last TRIM_TO bytes on attach.
-MAX_RECORDING_BYTES = 4 * 1024 * 1024
-TRIM_TO = 1024 * 1024
+# The recording's bound, kept while it is written (sessionwrap.Ring: two
+# files of half this each).
+RECORDING_BYTES = 1024 * 1024
+# A status file is a few dozen bytes; what is larger is not ours.
+STATUS_MAX_BYTES = 4096
+WRAPPER = str(Path(__file__).with_name("sessionwrap.py"))
 # Of the recording, the part searched for the title the program last set.
 TITLE_SEARCH_BYTES = 64 * 1024
 TITLE_LENGTH = 120
@@ -64,6 +70,19 @@ def sanitize_name(name: object) -> str:
     return cleaned or DEFAULT_NAME
 
 
+def refusal(name: object) -> str | None:
+    """Why `name` is not a session name (None when it is one): a name the
+    sanitiser would change is refused, with what it would have been, so
+    that `my.build` never acts on `my-build`."""
+    if isinstance(name, str) and name and sanitize_name(name) == name:
+        return None
+    shown = json.dumps(name, ensure_ascii=False) if isinstance(name, str) else "that"
+    return (
+        f"{shown} is not a session name: letters, digits, _ and - (not at either end), "
+        f'at most {NAME_LENGTH}; say "{sanitize_name(name)}" if you mean that one'
+    )
+
+
 class SessionFolderError(Exception):
     """The session folder cannot be made, or is not the user's alone."""
 
@@ -71,7 +90,9 @@ class SessionFolderError(Exception):
 def session_folder(runtime_dir: str | None) -> Path:
     """`$XDG_RUNTIME_DIR/ttyoffer-sessions`, else `/tmp/ttyoffer-sessions-<uid>`:
     made 0700, and refused unless it is a directory of ours that nobody
-    else can enter (a folder someone else made first, a symlink)."""
+    else can enter (a folder someone else made first, a symlink, one that
+    was open to others: what they may have put in it is never used, and
+    it is not tightened into looking safe)."""
     if runtime_dir:
         folder = Path(runtime_dir) / "ttyoffer-sessions"
     else:
@@ -82,7 +103,10 @@ def session_folder(runtime_dir: str | None) -> Path:
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         raise SessionFolderError(f"{folder} is not a folder of yours; remove it and try again")
     if stat.S_IMODE(info.st_mode) & 0o077:
-        os.chmod(folder, 0o700)
+        raise SessionFolderError(
+            f"{folder} is open to others (mode {stat.S_IMODE(info.st_mode):04o}): what is in it may not be "
+            "yours; remove it and try again"
+        )
     # A socket's path must fit sockaddr_un (108 bytes, its NUL included).
     longest = len(os.fsencode(folder)) + 1 + NAME_LENGTH + len(".sock")
     if longest >= SOCKET_PATH_MAX:
@@ -98,38 +122,140 @@ class SessionPaths:
     socket: Path
     recording: Path
 
+    @property
+    def folder(self) -> Path:
+        return self.socket.parent
+
+    @property
+    def previous(self) -> Path:
+        """The recording's older half."""
+        return self.folder / f"{self.name}.log.1"
+
+    @property
+    def fifo(self) -> Path:
+        return self.folder / f"{self.name}.fifo"
+
+    @property
+    def status(self) -> Path:
+        return self.folder / f"{self.name}.status"
+
 
 def paths(folder: Path, name: object) -> SessionPaths:
     safe = sanitize_name(name)
     return SessionPaths(safe, folder / f"{safe}.sock", folder / f"{safe}.log")
 
 
-def attach_argv(
-    dtach: str, script: str | None, session: SessionPaths, argv: list[str], shell: str
-) -> tuple[list[str], dict[str, str]]:
-    """The argv that attaches to the session, creating it with `argv` when it
-    does not exist, and what it needs in its environment.
+# dtach -r winch: the program redraws on attach; -E -z: no detach or suspend
+# key of dtach's (closing the pane detaches).
+_DTACH_OPTIONS = ("-r", "winch", "-E", "-z")
 
-    dtach -A: attach or create; -r winch: the program redraws on attach; -E
-    -z: no detach or suspend key of dtach's (closing the pane detaches).
-    script(1) records inside it, appending (O_APPEND: the recording can be
-    trimmed under it). script runs its -c string with $SHELL: /bin/sh for
-    that string, which puts the user's own SHELL back before it execs the
-    program, quoted word by word (shlex), never joined unquoted."""
-    base = [dtach, "-A", str(session.socket), "-r", "winch", "-E", "-z"]
+
+def attach_argv(dtach: str, session: SessionPaths) -> list[str]:
+    """The argv that attaches to a live session, and only that (dtach -a):
+    a session that ended meanwhile is not made again under it."""
+    return [dtach, "-a", str(session.socket), *_DTACH_OPTIONS]
+
+
+def create_argv(
+    dtach: str,
+    script: str | None,
+    session: SessionPaths,
+    argv: list[str],
+    shell: str,
+    python: str = sys.executable,
+) -> tuple[list[str], dict[str, str]]:
+    """The argv that makes the session running `argv` and attaches to it,
+    and what it needs in its environment. Call make_fifo() first.
+
+    The program runs under sessionwrap.py, which tells its ending and keeps
+    the recording. script(1) records inside the session into the FIFO; it
+    runs its -c string with $SHELL: /bin/sh for that string, which execs
+    the wrapper, every word quoted (shlex), never joined unquoted; the
+    wrapper puts the user's SHELL back for the program."""
+    wrapped = [python, "-I", "-S", WRAPPER, str(session.folder), session.name, shell, "--", *argv]
+    base = [dtach, "-A", str(session.socket), *_DTACH_OPTIONS]
     if script is None:
-        return [*base, *argv], {}
-    private_file(session.recording)
-    command = f"SHELL={shlex.quote(shell)}; export SHELL; exec {shlex.join(argv)}"
-    recorded = [script, "-q", "-a", "-f", "-e", "-c", command, str(session.recording)]
+        return [*base, *wrapped], {}
+    recorded = [script, "-q", "-f", "-e", "-c", f"exec {shlex.join(wrapped)}", str(session.fifo)]
     return [*base, *recorded], {"SHELL": "/bin/sh"}
 
 
-def private_file(path: Path) -> None:
-    """Make `path` if it is not there, readable by its owner alone (script
-    would make it with the session's umask); a link is not followed."""
-    with contextlib.suppress(OSError):
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+def make_fifo(session: SessionPaths) -> None:
+    """The FIFO script writes its typescript to, made afresh (0600):
+    whatever had its name goes first, never followed."""
+    with contextlib.suppress(FileNotFoundError):
+        session.fifo.unlink()
+    os.mkfifo(session.fifo, 0o600)
+
+
+def _open_ours(path: Path) -> int | None:
+    """A regular file of ours at `path`, opened for reading without
+    following a link; None for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+        os.close(fd)
+        return None
+    return fd
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a session's program ended, as sessionwrap.py wrote it."""
+
+    code: int
+    signal: int
+    reason: str
+    message: str
+    ended: float
+
+    def describe(self) -> str:
+        if self.reason == "signal":
+            with contextlib.suppress(ValueError):
+                return f"killed by {signal.Signals(self.signal).name}"
+            return f"killed by signal {self.signal}"
+        if self.reason in ("not_found", "not_executable", "cannot_start"):
+            return self.reason.replace("_", " ")
+        return f"exited {self.code}"
+
+
+_REASONS = ("exited", "signal", "not_found", "not_executable", "cannot_start")
+
+
+def read_ending(session: SessionPaths) -> Ending | None:
+    """The session's NAME.status, or None when there is none (or it is not
+    one of ours)."""
+    fd = _open_ours(session.status)
+    if fd is None:
+        return None
+    try:
+        raw = os.read(fd, STATUS_MAX_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        data = json.loads(raw) if len(raw) <= STATUS_MAX_BYTES else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    code, signum, reason = data.get("code"), data.get("signal"), data.get("reason")
+    message, ended = data.get("message", ""), data.get("ended", 0)
+    if not (
+        isinstance(code, int) and isinstance(signum, int) and reason in _REASONS and isinstance(message, str)
+    ):
+        return None
+    return Ending(
+        code,
+        signum,
+        str(reason),
+        sanitize(message, 200),
+        float(ended) if isinstance(ended, (int, float)) else 0.0,
+    )
 
 
 # -- what the process table says ---------------------------------------------------
@@ -211,10 +337,52 @@ class ProcessTable:
             if info is None or info.tty_nr == 0 or info.pgrp != info.tpgid or depth < best_depth:
                 continue
             name = procfs.process_name(pid) or ""
-            if name in ("dtach", "script"):
+            if name in ("dtach", "script") or _is_wrapper(self.argv.get(pid, [])):
                 continue
             best, best_depth = name, depth
         return sanitize(best, TITLE_LENGTH)
+
+    def program(self, session: SessionPaths) -> int | None:
+        """The session's program: the child of its sessionwrap.py (the one
+        under the session's master that names its folder and name)."""
+        master = self.master(session.socket)
+        if master is None:
+            return None
+        for pid, _ in self.descendants(master):
+            argv = self.argv.get(pid, [])
+            if _is_wrapper(argv) and argv[4:6] == [str(session.folder), session.name]:
+                children = self.children.get(pid, [])
+                return children[0] if len(children) == 1 else None
+        return None
+
+
+def _is_wrapper(argv: list[str]) -> bool:
+    return len(argv) > 6 and os.path.basename(argv[3]) == "sessionwrap.py" and argv[1:3] == ["-I", "-S"]
+
+
+def signal_program(session: SessionPaths, signum: int) -> bool:
+    """Send `signum` to the session's program; whether it was sent. Through
+    a pidfd taken, then checked to still be the wrapper's child: never to a
+    pid that was recycled in between."""
+    table = ProcessTable()
+    pid = table.program(session)
+    if pid is None:
+        return False
+    parent = table.stat[pid].ppid
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return False
+    try:
+        info = procfs.stat(pid)
+        if info is None or info.ppid != parent:
+            return False
+        signal.pidfd_send_signal(pidfd, signum)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(pidfd)
 
 
 def _readlink(path: str) -> str:
@@ -258,20 +426,45 @@ def gone(socket_path: Path) -> bool:
     return not ProcessTable().holders(socket_path)
 
 
-def _tail(path: Path, size: int) -> bytes | None:
-    """The last `size` bytes of the file, or None when it cannot be read."""
+def _read_tail(path: Path, size: int) -> bytes:
+    """The last `size` bytes of a file of ours ("" for anything else)."""
+    fd = _open_ours(path)
+    if fd is None:
+        return b""
     try:
-        with open(path, "rb") as f:
-            end = f.seek(0, os.SEEK_END)
-            f.seek(max(0, end - size))
-            return f.read()
+        end = os.lseek(fd, 0, os.SEEK_END)
+        os.lseek(fd, max(0, end - size), os.SEEK_SET)
+        chunks = []
+        while size > 0 and (chunk := os.read(fd, size)):
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
     except OSError:
-        return None
+        return b""
+    finally:
+        os.close(fd)
 
 
-def title_of(recording: Path) -> str:
+def recorded(session: SessionPaths, size: int) -> bytes:
+    """The last `size` bytes of the recording (its older half, then the
+    current one)."""
+    current = _read_tail(session.recording, size)
+    if len(current) >= size:
+        return current
+    return _read_tail(session.previous, size - len(current)) + current
+
+
+def recording_size(session: SessionPaths) -> int:
+    total = 0
+    for path in (session.recording, session.previous):
+        with contextlib.suppress(OSError):
+            total += os.lstat(path).st_size
+    return total
+
+
+def title_of(session: SessionPaths) -> str:
     """The title the program last set (OSC 0 or 2) in the recording's tail."""
-    titles = _TITLE.findall(_tail(recording, TITLE_SEARCH_BYTES) or b"")
+    titles = _TITLE.findall(recorded(session, TITLE_SEARCH_BYTES))
     if not titles:
         return ""
     return sanitize(titles[-1].decode("utf-8", "replace"), TITLE_LENGTH)
@@ -284,6 +477,9 @@ class Session:
     command: str
     title: str
     pid: int
+    # How its program ended ("exited 3"), for a session that has; "" while
+    # it runs.
+    ended: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -292,48 +488,78 @@ class Session:
             "command": self.command,
             "title": self.title,
             "pid": self.pid,
+            "ended": self.ended,
         }
 
 
-def forget(session: SessionPaths) -> None:
-    """A session that is gone: its socket and recording go too (a recording
-    is never replayed into a new shell)."""
-    for path in (session.socket, session.recording):
+# What a session is made of in the folder, and the status file being
+# written (NAME.status.PID).
+_SUFFIXES = (".sock", ".fifo", ".log", ".log.1", ".status")
+_WRITING_STATUS = re.compile(r"\.status\.\d+$")
+
+
+def forget(session: SessionPaths, keep_ending: bool = False) -> None:
+    """A session that is gone: its files go (a recording is never replayed
+    into a new session). With `keep_ending`, how it ended stays, for the
+    next attach to tell."""
+    for suffix in _SUFFIXES:
+        if keep_ending and suffix == ".status":
+            continue
         with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+            (session.folder / f"{session.name}{suffix}").unlink()
+    # A status its wrapper was killed while writing.
+    for writing in session.folder.glob(f"{session.name}.status.*"):
+        if _WRITING_STATUS.search(writing.name):
+            with contextlib.suppress(FileNotFoundError):
+                writing.unlink()
+
+
+def _names(folder: Path) -> list[str]:
+    """The session names the folder's entries are of (ours: names the
+    sanitiser leaves alone, with one of our suffixes)."""
+    found = set()
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(folder):
+            base = _WRITING_STATUS.sub("", entry)
+            for suffix in _SUFFIXES:
+                if base.endswith(suffix) and refusal(base[: -len(suffix)]) is None:
+                    found.add(base[: -len(suffix)])
+    return sorted(found)
 
 
 def list_sessions(folder: Path) -> list[Session]:
-    """The live sessions in the folder, read now. A socket nobody serves is
-    a session gone: it and its recording are removed on the way."""
+    """The sessions in the folder, read now: the live ones, and those whose
+    program ended (with how; their recording is removed on the way: what a
+    session printed does not outlive it). A session gone with no ending
+    written leaves no trace."""
     found = []
-    table: ProcessTable | None = None
-    for entry in sorted(folder.glob("*.sock")):
-        name = entry.name[: -len(".sock")]
-        if sanitize_name(name) != name:
-            continue  # not one of ours
-        table = table or ProcessTable()
+    table = ProcessTable()
+    for name in _names(folder):
         session = paths(folder, name)
         master = table.master(session.socket)
         if master is None:
-            if not table.holders(session.socket):
-                forget(session)  # gone; one still being made is left alone
+            if table.holders(session.socket):
+                continue  # being made
+            ending = read_ending(session)
+            forget(session, keep_ending=ending is not None)
+            if ending is not None:
+                found.append(Session(name, ending.ended, "", "", 0, ending.describe()))
             continue
         try:
             created = session.socket.stat().st_mtime
         except OSError:
             continue
         command = table.foreground_command(master)
-        found.append(Session(name, created, command, title_of(session.recording), master))
+        found.append(Session(name, created, command, title_of(session), master))
     return found
 
 
 def kill_session(folder: Path, name: object, grace: float = 0.2) -> int:
-    """End the session `name` (after the sanitiser): its dtach processes
+    """End the session `name` (one refusal() accepts): its dtach processes
     (those that serve or attach to its socket) and everything its master
     runs get SIGTERM, and SIGKILL if still there `grace` seconds later
     (script(1) blocks the signals it handles and goes on while its program
-    does); its files go. How many processes were signalled."""
+    does); its files go, its ending too. How many processes were signalled."""
     session = paths(folder, name)
     table = ProcessTable()
     pids = table.holders(session.socket)
@@ -357,37 +583,16 @@ def kill_session(folder: Path, name: object, grace: float = 0.2) -> int:
 # -- the replay ------------------------------------------------------------------
 
 
-def replay(recording: Path) -> bytes:
+def replay(session: SessionPaths) -> bytes:
     """What a pane shows before the live screen: the reset, then the
-    recording's tail from its first whole line. Nothing below
-    REPLAY_MIN_BYTES. A recording past MAX_RECORDING_BYTES is first cut to
-    its last TRIM_TO bytes (script appends with O_APPEND, so it goes on
-    writing at the new end)."""
-    try:
-        size = recording.stat().st_size
-    except OSError:
-        return b""
-    if size < REPLAY_MIN_BYTES:
-        return b""
-    if size > MAX_RECORDING_BYTES:
-        trim(recording)
-    tail = _tail(recording, REPLAY_BYTES) or b""
-    newline = tail.find(b"\n")
-    tail = tail[newline + 1 :] if newline >= 0 else b""
+    recording's tail (from its first whole line when it is cut), whatever
+    its size."""
+    size = recording_size(session)
+    tail = recorded(session, REPLAY_BYTES)
+    if size > len(tail):
+        newline = tail.find(b"\n")
+        tail = tail[newline + 1 :] if newline >= 0 else b""
     return REPLAY_RESET + tail.replace(b"\n", b"\r\n").replace(b"\r\r\n", b"\r\n") if tail else b""
-
-
-def trim(recording: Path) -> None:
-    tail = _tail(recording, TRIM_TO)
-    if tail is None:
-        return
-    with contextlib.suppress(OSError):
-        fd = os.open(recording, os.O_WRONLY | os.O_APPEND)
-        try:
-            os.truncate(fd, 0)
-            os.write(fd, tail)
-        finally:
-            os.close(fd)
 
 
 class ClearStripper:

@@ -36,8 +36,9 @@ M.defaults = {
     -- false: no mapping (|:TtyOffer-dismiss| still works).
     dismiss = '<C-q>',
     -- Normal-mode key in a run's pane that closes it
-    -- (|:TtyRun-close|). false: no mapping; the bar's Close and
-    -- |:TtyRun-close| remain.
+    -- (|:TtyRun-close|); while its program still runs it asks first
+    -- (a stray key never ends a REPL). false: no mapping; the bar's
+    -- Close and |:TtyRun-close| remain.
     run_close = 'q',
   },
   -- The panes of |ttyoffer-run|.

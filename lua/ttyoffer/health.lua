@@ -201,6 +201,17 @@ local function check_runs(host)
       )
     end
   end
+  -- The session folder: refused (never tightened) when it is not yours alone
+  -- (the host's words for it: sessions.session_folder).
+  local _, folder_error = require('ttyoffer.runs').sessions()
+  if
+    folder_error
+    and (folder_error:find('open to others', 1, true) or folder_error:find('not a folder of yours', 1, true))
+  then
+    error('Persistent runs (:TtyRun!) cannot start: ' .. require('ttyoffer.title').sanitize(folder_error, 300), {
+      'See :help ttyoffer-persist',
+    })
+  end
   local source = require('ttyoffer.title').sanitize(answer.source, 200)
   if vim.startswith(source, 'login shell') then
     ok('Runs get the PATH of your ' .. source .. ': ' .. require('ttyoffer.title').sanitize(answer.path, 300))

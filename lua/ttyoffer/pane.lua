@@ -97,7 +97,11 @@ end
 --- Open the pane, focused, in Terminal mode. With `on_input` its terminal is
 --- a channel the caller feeds (M.send); without, the caller starts a terminal
 --- job in the pane's window itself.
---- @param opts {id: integer, title: string, placement: string, on_input: fun(data: string)?, on_close: fun()}
+--- `close_question` says what closing would do to a program still running
+--- (nil when nothing runs): the close key then asks first, so one stray key
+--- never ends a program.
+--- @param opts {id: integer, title: string, placement: string, on_input: fun(data: string)?, on_close: fun(),
+---   close_question: (fun(): string?)?}
 --- @return ttyoffer.Pane, integer rows, integer cols
 function M.open(opts)
   highlights.define()
@@ -124,8 +128,14 @@ function M.open(opts)
   if key then
     vim.keymap.set('n', key, function()
       -- Not from inside the mapping's own buffer handling.
-      vim.schedule(opts.on_close)
-    end, { buffer = buf, desc = 'Close this ttyoffer run (hangs up the program if it still runs)' })
+      vim.schedule(function()
+        local question = opts.close_question and opts.close_question()
+        if question and vim.fn.confirm(question, '&Close\n&Keep', 2, 'Question') ~= 1 then
+          return
+        end
+        opts.on_close()
+      end)
+    end, { buffer = buf, desc = 'Close this ttyoffer run (asks first while its program runs)' })
   end
   api.nvim_create_autocmd('BufWipeout', { buffer = buf, once = true, callback = opts.on_close })
   if opts.on_input then

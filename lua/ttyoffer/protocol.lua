@@ -64,9 +64,9 @@ M.methods = {
   -- shell is being asked.
   run_path = { kind = 'request', args = {} },
   -- The persistent sessions, read now: {sessions = [{name, created, command,
-  -- title, pid}], error}.
+  -- title, pid, ended}], error}.
   sessions = { kind = 'request', args = {} },
-  -- End a persistent session: {name, count} (name after the sanitiser).
+  -- End a persistent session: {name, count}, or {error} for a name that is not one.
   session_kill = { kind = 'request', args = { 'name' } },
   -- Create or adopt the tmux session of a run: {session, attach} (the argv
   -- that attaches to it), or {error}.

@@ -67,7 +67,8 @@ function M.list_lines()
     table.insert(lines, ('%-20s %-8s %-16s %s'):format('session', 'age', 'running', 'title'))
     for _, s in ipairs(sessions) do
       -- Names, commands and titles come sanitized from the host.
-      table.insert(lines, ('%-20s %-8s %-16s %s'):format(s.name, M.age(now - s.created), cut(s.command, 16), s.title))
+      local running = (s.ended or '') ~= '' and ('(' .. s.ended .. ')') or cut(s.command, 16)
+      table.insert(lines, ('%-20s %-8s %-16s %s'):format(s.name, M.age(now - s.created), running, s.title))
     end
   end
   return lines
@@ -135,6 +136,9 @@ M.subcommands = {
     if not answer then
       error('(ttyoffer) :TtyRun kill: ' .. tostring(err), 0)
     end
+    if answer.error and answer.error ~= '' then
+      error('(ttyoffer) :TtyRun kill: ' .. require('ttyoffer.title').sanitize(answer.error, 300), 0)
+    end
     if answer.count == 0 then
       notify.answer(('no live session %s (its files are gone)'):format(answer.name), vim.log.levels.WARN)
     else
@@ -161,15 +165,38 @@ M.subcommands = {
   end,
 }
 
+--- The first word of a command's arguments as Neovim splits them into
+--- fargs (a backslash before a space or tab makes it part of the word), and
+--- the rest of the line after it: the name and the command are split one way.
+--- @param args string
+--- @return string? word, string rest
+function M.first_word(args)
+  local _, blanks = args:find('^[ \t]*')
+  local i = blanks + 1
+  local word = {}
+  while i <= #args do
+    local c = args:sub(i, i)
+    if c == ' ' or c == '\t' then
+      break
+    elseif c == '\\' and args:sub(i + 1, i + 1):match('[ \t]') then
+      i = i + 1
+      c = args:sub(i, i)
+    end
+    table.insert(word, c)
+    i = i + 1
+  end
+  local rest = args:sub(i):gsub('^[ \t]+', '')
+  return #word > 0 and table.concat(word) or nil, rest
+end
+
 --- `:TtyRun! {name} [cmd]`: attach to the persistent session, making it
 --- (with cmd, or the login shell) when it does not exist.
 --- @param opts {args: string, fargs: string[]}
 local function persistent(opts)
-  local name = opts.fargs[1]
+  local name, line = M.first_word(opts.args)
   if not name then
     error('(ttyoffer) :TtyRun! needs a session name (see :help :TtyRun!)', 0)
   end
-  local line = opts.args:gsub('^%s*%S+%s*', '', 1)
   runs().run({
     persist = name,
     argv = line ~= '' and M.argv(line) or nil,
@@ -190,7 +217,10 @@ function M.run(opts)
     if M.subcommands[first] then
       return M.subcommands[first](vim.list_slice(opts.fargs, 2), opts.args)
     end
-    -- `:TtyRun -- list` runs a program called list.
+    -- `:TtyRun -- list` runs a program called list; `--` alone is no command.
+    if opts.args:match('^%s*%-%-%s*$') then
+      error('(ttyoffer) :TtyRun -- needs a command after it (see :help :TtyRun)', 0)
+    end
     local line = opts.args:gsub('^%s*%-%-%s+', '')
     runs().run({ argv = M.argv(line), title = line })
   end)

@@ -327,6 +327,14 @@ function M.run(opts)
   }, Run)
   runs[id] = run
   local use_host = host.state == 'ready' or host.state == 'starting' or host.state == 'stopped'
+  local function close_question()
+    if run.result then
+      return nil
+    elseif run.session then
+      return ('Detach from session %s? It goes on (:TtyRun! %s comes back to it)'):format(run.session, run.session)
+    end
+    return ('Close run %d? %s is still running: closing hangs it up'):format(id, title)
+  end
   run.pane = pane_ui.open({
     id = id,
     title = title,
@@ -339,6 +347,7 @@ function M.run(opts)
     on_close = function()
       run:close()
     end,
+    close_question = close_question,
   })
   if not use_host then
     start_as_job(run, spec)
@@ -366,6 +375,7 @@ function M.run(opts)
         on_close = function()
           run:close()
         end,
+        close_question = close_question,
       })
       start_as_job(run, spec)
     end
@@ -390,7 +400,8 @@ function M.list()
 end
 
 --- The persistent sessions, read now from the host (never stored).
---- @return {name: string, created: integer, command: string, title: string, pid: integer}[], string? error
+--- @return {name: string, created: integer, command: string, title: string, pid: integer, ended: string}[],
+---   string? error
 function M.sessions()
   local answer, err = host.request('sessions')
   if not answer then
@@ -399,9 +410,10 @@ function M.sessions()
   return answer.sessions, answer.error ~= '' and answer.error or nil
 end
 
---- End the persistent session `name`: {name, count}.
+--- End the persistent session `name`: {name, count}, or {error} for a name
+--- that is not a session name.
 --- @param name string
---- @return {name: string, count: integer}?, string? error
+--- @return {name: string, count: integer, error: string?}?, string? error
 function M.kill_session(name)
   return host.request('session_kill', name)
 end
@@ -455,7 +467,8 @@ end
 function M.started(run_id, pid, session)
   local run = runs[run_id]
   if run then
-    run.pid = pid
+    -- 0: a persistent run that is the ending of a session gone before it.
+    run.pid = pid ~= 0 and pid or nil
     run.session = session ~= '' and session or nil
     if pane_ui.valid(run.pane) then
       pane_ui.set_state(run.pane, run.id, run.title, 'running', nil)

@@ -46,6 +46,34 @@ local function check_env(env)
   end
 end
 
+--- What the host's session-name sanitiser (sessions.sanitize_name) makes
+--- of `name`: characters other than [A-Za-z0-9_-] become '-' (a UTF-8
+--- character one '-'), dashes at either end go, 40 characters at most,
+--- "main" when nothing is left.
+--- @param name string
+--- @return string
+function M.sanitized_session(name)
+  local cleaned = name:gsub('[\192-\255][\128-\191]*', '-'):gsub('[^A-Za-z0-9_-]', '-')
+  cleaned = cleaned:gsub('^%-+', ''):sub(1, 40):gsub('%-+$', '')
+  return cleaned ~= '' and cleaned or 'main'
+end
+
+--- Why `name` is not a persistent session's name, or nil: a name the
+--- sanitiser would change is refused (never merged into another session).
+--- @param name string
+--- @return string?
+function M.session_name_problem(name)
+  if name ~= '' and M.sanitized_session(name) == name then
+    return nil
+  end
+  local rule = 'letters, digits, _ and - (not at either end), at most 40'
+  return ('%s is not a session name: %s; say %s if you mean that one'):format(
+    vim.inspect(name),
+    rule,
+    vim.inspect(M.sanitized_session(name))
+  )
+end
+
 --- @class ttyoffer.RunSpec
 --- @field title string
 --- @field argv string[]
@@ -71,6 +99,12 @@ function M.check(opts)
   for _, key in ipairs({ 'persist', 'tmux' }) do
     if opts[key] ~= nil and type(opts[key]) ~= 'string' then
       fail('%s must be a session name (a string), got %s', key, type(opts[key]))
+    end
+  end
+  if opts.persist then
+    local problem = M.session_name_problem(opts.persist)
+    if problem then
+      fail('persist: %s', problem)
     end
   end
   if opts.persist and opts.tmux then
