@@ -205,7 +205,9 @@ def test_a_run_in_the_tui_asks_is_answered_and_tells_its_end(tui: tuple[Tui, Edi
     term.wait_text("Hello, Ada")
     lines = term.wait_text("exited 2")
     assert any("[exited 2]" in line for line in lines)  # in the pane, under the output
-    term.type("\x1c\x0eq")  # <C-\><C-n>q
+    # The pane left Terminal mode when its program ended: q alone closes it.
+    wait_until(lambda: ed.nvim.api.get_mode()["mode"] == "nt", what="Normal mode in the finished pane")
+    term.type("q")
     term.wait_gone("Hello, Ada")
     assert "first line of the notes" in term.text()
     assert ed.nvim.current.buffer[:] == ["first line of the notes", "second line stays put"]

@@ -145,6 +145,16 @@ function M.open(opts)
   return { win = win, buf = buf, chan = chan }, rows, cols
 end
 
+--- The program ended: a pane the user is typing into leaves Terminal mode,
+--- so that its keys (`q`, scrolling, search) are Normal mode's at once
+--- instead of going to a terminal nothing reads any more.
+--- @param pane ttyoffer.Pane
+function M.finished(pane)
+  if api.nvim_get_current_win() == pane.win and api.nvim_get_mode().mode == 't' then
+    vim.cmd.stopinsert()
+  end
+end
+
 --- @param pane ttyoffer.Pane
 --- @param data string
 function M.send(pane, data)

@@ -187,6 +187,7 @@ function Run:_ended(result)
     end
     local failed = result.reason ~= 'exited' or result.code ~= 0
     pane_ui.set_state(self.pane, self.id, self.title, self:describe(), failed)
+    pane_ui.finished(self.pane)
   end
   if self._on_exit then
     local ok, err = pcall(self._on_exit, { code = result.code, signal = result.signal, reason = result.reason })
