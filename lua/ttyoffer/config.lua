@@ -62,6 +62,11 @@ M.defaults = {
   -- Milliseconds :Bang and `:!` wait for a host that is still starting (the
   -- first moments after startup) before they run without an offer.
   startup_wait = 3000,
+  -- Milliseconds after startup before the host (a Python process) starts,
+  -- unless a command is spawned first: an editor that lives a few seconds
+  -- and spawns nothing (git's commit-message editor, `nvim -d`) starts no
+  -- Python. 0: at once.
+  host_start_delay = 1500,
 }
 
 --- Whether Neovim takes `border` for a float, and why not: asked of Neovim
@@ -146,6 +151,7 @@ local validators = {
   ['routes.git'] = { 'boolean' },
   blocked_timeout = { 'number', whole_non_negative },
   startup_wait = { 'number', whole_non_negative },
+  host_start_delay = { 'number', whole_non_negative },
 }
 
 local function fail(fmt, ...)
