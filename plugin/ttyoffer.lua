@@ -73,7 +73,7 @@ api.nvim_create_autocmd('VimResized', {
 local function start_host()
   vim.schedule(function()
     -- Loading the modules here, after startup, spares the first command.
-    require('ttyoffer').start_soon()
+    require('ttyoffer')._start_soon()
   end)
 end
 if vim.v.vim_did_enter == 1 then

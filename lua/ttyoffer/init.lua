@@ -75,7 +75,7 @@ end
 --- spawn (skip_reason), or at once for :Bang and `:!`, or after
 --- `host_start_delay`, whichever comes first. An editor that quits before
 --- then and spawned nothing never starts Python.
-function M.start_soon()
+function M._start_soon()
   local delay = config.current.host_start_delay
   if delay == 0 then
     return M.start()
