@@ -29,13 +29,17 @@ local stock = {} --- @type {[1]: integer, [2]: string}[]
 -- goes back to STOCK_IDLE once no spawn has found it empty for
 -- M.shrink_delay ms.
 local STOCK_IDLE, STOCK_MAX = 8, 256
+-- A stock that needs refilling again within BUSY_MS of the last refill
+-- grows too, up to STOCK_BUSY: a busy editor asks the host less often
+-- (each refill is a round trip and a message to the keeper).
+local STOCK_BUSY, BUSY_MS = 32, 1000
 -- What a refill brings the stock up to.
 local stock_target = STOCK_IDLE
 --- Milliseconds after the stock last ran dry before the spares above
 --- STOCK_IDLE go back to the host (a setting of the tests; at most a minute).
 M.shrink_delay = 30000
 local shrink_timer = nil --- @type uv.uv_timer_t?
-local last_dry = 0 -- vim.uv.now() when a spawn last found no spare
+local last_growth = 0 -- vim.uv.now() when the stock last grew
 -- How long a starting host may take to answer its first refill.
 local START_TIMEOUT_MS = 15000
 local start_timed_out = false
@@ -126,13 +130,22 @@ function M.find_python(callback)
   try(1)
 end
 
+local grow -- below
+
 local function request_stock()
+  if refilling or M.state ~= 'ready' then
+    return
+  end
+  local now = vim.uv.now()
+  if refill_asked and now - refill_asked < BUSY_MS and stock_target < STOCK_BUSY then
+    grow(STOCK_BUSY)
+  end
   local wanted = stock_target - #stock
-  if refilling or M.state ~= 'ready' or wanted <= 0 then
+  if wanted <= 0 then
     return
   end
   refilling = true
-  refill_asked = vim.uv.now()
+  refill_asked = now
   local height, width = layout.size()
   if not M.notify('refill', wanted, height, width) then
     refilling = false
@@ -153,9 +166,9 @@ local function retire_surplus()
 end
 
 --- The spares above STOCK_IDLE go back to the host, which closes them;
---- unless the stock ran dry again within shrink_delay.
+--- unless it grew again within shrink_delay.
 local function shrink()
-  local since = vim.uv.now() - last_dry
+  local since = vim.uv.now() - last_growth
   if since < M.shrink_delay then
     shrink_timer:start(M.shrink_delay - since, 0, vim.schedule_wrap(shrink))
     return
@@ -164,17 +177,23 @@ local function shrink()
   retire_surplus()
 end
 
---- A spawn found the stock empty: it grows, and shrinks back later.
-local function ran_dry()
-  M.dry = M.dry + 1
-  last_dry = vim.uv.now()
-  stock_target = math.min(stock_target * 2, STOCK_MAX)
+--- The stock grows (up to `limit`), and shrinks back later.
+--- @param limit integer
+function grow(limit)
+  last_growth = vim.uv.now()
+  stock_target = math.max(stock_target, math.min(stock_target * 2, limit))
   if not shrink_timer then
     shrink_timer = assert(vim.uv.new_timer())
   end
   if not shrink_timer:is_active() then
     shrink_timer:start(M.shrink_delay, 0, vim.schedule_wrap(shrink))
   end
+end
+
+--- A spawn found the stock empty.
+local function ran_dry()
+  M.dry = M.dry + 1
+  grow(STOCK_MAX)
 end
 
 --- Call everything that waited for the host, with whether it is ready.
