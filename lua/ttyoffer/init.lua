@@ -391,6 +391,9 @@ end
 --- @return string slave path or ''
 function M.lease(pid)
   pid = tonumber(pid)
+  if config.current.enabled and host.state == 'stopped' then
+    vim.schedule(M.start) -- asked before host_start_delay: for the next one
+  end
   if not (pid and pid > 0 and config.current.enabled and host.ready()) then
     return ''
   end
