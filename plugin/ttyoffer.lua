@@ -67,12 +67,14 @@ api.nvim_create_autocmd('VimResized', {
   end,
 })
 
--- The host starts after startup, in the background: startup never waits for
--- Python, and commands spawned before it is up simply run without an offer.
+-- The host starts after startup, in the background, at the first spawn or
+-- after `host_start_delay`: startup never waits for Python, an editor that
+-- quits at once starts none, and commands spawned before it is up simply
+-- run without an offer.
 local function start_host()
   vim.schedule(function()
     -- Loading the modules here, after startup, spares the first command.
-    require('ttyoffer').start()
+    require('ttyoffer')._start_soon()
   end)
 end
 if vim.v.vim_did_enter == 1 then

@@ -15,15 +15,20 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ships no types
 
-from . import procfs, sessions, tmux
+from . import procfs
 from .keeper import KeeperLink
 from .offer import Offer, OfferTable
 from .protocol import EVENTS, TERMINAL_TRAFFIC, event_call
-from .runs import Run, RunTable, spec_from
+
+# Runs, sessions and tmux are imported when first used: an idle host, which
+# most hosts are, does without their megabyte.
+if TYPE_CHECKING:
+    from . import tmux
+    from .runs import Run, RunTable
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +192,8 @@ class TtyOfferHost:
     @property
     def runs(self) -> RunTable:
         if self._runs is None:
+            from .runs import RunTable
+
             self._runs = RunTable(self._nvim.loop, self._presenter, dict(os.environ))
         return self._runs
 
@@ -260,6 +267,8 @@ class TtyOfferHost:
         return {"path": login.value.path, "source": login.value.source}
 
     def sessions(self) -> dict[str, Any]:
+        from . import sessions
+
         try:
             folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
         except (OSError, sessions.SessionFolderError) as err:
@@ -269,6 +278,8 @@ class TtyOfferHost:
     def session_kill(self, name: Any) -> dict[str, Any]:
         """{name, count}, or {error} for a name that is not one (it is never
         taken for the session the sanitiser would make of it)."""
+        from . import sessions
+
         refused = sessions.refusal(name)
         if refused is not None:
             return {"error": refused}
@@ -279,6 +290,8 @@ class TtyOfferHost:
         return {"name": name, "count": sessions.kill_session(folder, name)}
 
     def _tmux(self, server: Any) -> tmux.Tmux:
+        from . import tmux
+
         program = tmux.find(dict(os.environ))
         if program is None:
             raise tmux.TmuxError("tmux is not installed: sudo apt-get install tmux")
@@ -289,6 +302,8 @@ class TtyOfferHost:
         tmux commands it takes (each bounded by tmux.TIMEOUT): the editor
         waits for the answer anyway, and errors reach the caller before any
         pane opens."""
+        from . import tmux
+
         if not isinstance(spec, dict):
             return {"error": "a tmux run is described by a table"}
         try:
@@ -305,6 +320,8 @@ class TtyOfferHost:
         return {"session": session, "attach": server.attach(session)}
 
     def tmux_list(self, server: Any) -> dict[str, Any]:
+        from . import tmux
+
         try:
             found = tmux.list_sessions(self._tmux(server))
         except tmux.TmuxError as err:
@@ -312,6 +329,8 @@ class TtyOfferHost:
         return {"sessions": [s.as_dict() for s in found], "error": ""}
 
     def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
+        from . import tmux
+
         try:
             return {"ended": tmux.kill(self._tmux(server), str(session))}
         except tmux.TmuxError as err:
@@ -328,6 +347,10 @@ class TtyOfferHost:
 
     def dismiss(self, offer_id: int) -> None:
         self.table.dismiss(int(offer_id))
+
+    def retire(self, offer_ids: list[int]) -> None:
+        for offer_id in offer_ids:
+            self.table.retire(int(offer_id))
 
     def attach(self, offer_id: int, rows: int, cols: int) -> None:
         self.table.attach(int(offer_id), int(rows), int(cols))
@@ -354,6 +377,8 @@ class TtyOfferHost:
         self.table.configure(float(blocked_ms))
 
     def run_start(self, run_id: int, spec: Any) -> None:
+        from .runs import spec_from
+
         self.runs.start(int(run_id), spec_from(spec))
 
     def run_input(self, run_id: int, data: Any) -> None:

@@ -323,6 +323,13 @@ class OfferTable:
         if offer is not None:
             self._close(offer, declined=True)
 
+    def retire(self, offer_id: int) -> None:
+        """A spare the editor gave back: closed, unless a command has it
+        after all (bound, or written to by one not bound yet)."""
+        offer = self._offers.get(offer_id)
+        if offer is not None and not offer.pid and offer.state is State.ARMED and offer.stray_timer is None:
+            self._close(offer)
+
     def seen(self, offer_id: int) -> None:
         """The editor has received the offer's `present`: it serves its
         events now, and the window is its to open when it can (the user may

@@ -56,6 +56,8 @@ NOTIFICATIONS: dict[str, tuple[str, ...]] = {
     "refill": ("count", "rows", "cols"),
     "bind": ("offer_id", "pid"),
     "dismiss": ("offer_id",),
+    # Spare ptys the editor no longer wants (its stock shrinks after a burst).
+    "retire": ("offer_ids",),
     "attach": ("offer_id", "rows", "cols"),
     "input": ("offer_id", "data"),
     "ack": ("offer_id", "count"),

@@ -71,6 +71,26 @@ function M.start()
   routes.apply()
 end
 
+--- At startup: all of start() but the host, which starts at the first
+--- spawn (skip_reason), or at once for :Bang and `:!`, or after
+--- `host_start_delay`, whichever comes first. An editor that quits before
+--- then and spawned nothing never starts Python.
+function M._start_soon()
+  local delay = config.current.host_start_delay
+  if delay == 0 then
+    return M.start()
+  end
+  started = true
+  highlights.define()
+  typing.watch()
+  routes.apply()
+  vim.defer_fn(function()
+    if config.current.enabled and host.state == 'stopped' then
+      M.start()
+    end
+  end, delay)
+end
+
 function M.enable()
   config.current.enabled = true
   M.start()
@@ -371,6 +391,9 @@ end
 --- @return string slave path or ''
 function M.lease(pid)
   pid = tonumber(pid)
+  if config.current.enabled and host.state == 'stopped' then
+    vim.schedule(M.start) -- asked before host_start_delay: for the next one
+  end
   if not (pid and pid > 0 and config.current.enabled and host.ready()) then
     return ''
   end

@@ -44,6 +44,8 @@ M.methods = {
   refill = { kind = 'notify', args = { 'count', 'rows', 'cols' } },
   bind = { kind = 'notify', args = { 'offer_id', 'pid' } },
   dismiss = { kind = 'notify', args = { 'offer_id' } },
+  -- Spare ptys the editor no longer wants (its stock shrinks after a burst).
+  retire = { kind = 'notify', args = { 'offer_ids' } },
   attach = { kind = 'notify', args = { 'offer_id', 'rows', 'cols' } },
   input = { kind = 'notify', args = { 'offer_id', 'data' } },
   -- The window's terminal has taken `count` relayed bytes (flow control).

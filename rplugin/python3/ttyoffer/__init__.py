@@ -50,6 +50,10 @@ class TtyOfferPlugin:
     def dismiss(self, offer_id: int) -> None:
         self._host.dismiss(offer_id)
 
+    @pynvim.rpc_export("ttyoffer_retire")
+    def retire(self, offer_ids: list[int]) -> None:
+        self._host.retire(offer_ids)
+
     @pynvim.rpc_export("ttyoffer_attach")
     def attach(self, offer_id: int, rows: int, cols: int) -> None:
         self._host.attach(offer_id, rows, cols)
