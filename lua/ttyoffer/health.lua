@@ -164,14 +164,21 @@ local function check_runs(host)
     })
     return
   end
-  local answer = host.request('run_path')
-  if answer and answer.pending then
-    vim.wait(WAIT_MS, function()
-      answer = host.request('run_path')
-      return not (answer and answer.pending)
-    end, 50)
+  -- Each request is bounded (host.request); no request inside vim.wait's
+  -- condition, which would nest one wait in another.
+  local answer, err = host.request('run_path')
+  local deadline = vim.uv.now() + WAIT_MS
+  while answer and answer.pending and vim.uv.now() < deadline do
+    vim.wait(50)
+    answer, err = host.request('run_path')
   end
-  if not answer or answer.pending then
+  if not answer then
+    warn('The host did not say the PATH runs get: ' .. tostring(err), {
+      'A host that does not answer is stopped (SIGSTOP, a debugger) or stalled: see its pid above',
+    })
+    return
+  end
+  if answer.pending then
     warn("The login shell did not say its PATH in time; runs get the editor's PATH until it does", {
       'Check that `$SHELL -l -c true` ends quickly in a terminal',
     })
