@@ -112,7 +112,7 @@ def test_the_ending_told_is_the_programs_own(tmux_editor: tuple[Editor, Outside]
     ed, outside = tmux_editor
     exited = start(ed, "three", ["sh", "-c", "sleep 0.3; exit 3"])
     assert (result(ed, exited)["code"], result(ed, exited)["reason"]) == (3, "exited")
-    assert "exited 3" in ed.run_pane(exited)
+    wait_until(lambda: "[exited 3]" in ed.run_pane(exited), what="the end in the pane")
     # Told: the pane went, and the session with it.
     wait_until(
         lambda: outside("has-session", "-t", "=ttyoffer-three").returncode != 0, what="the session gone"
@@ -313,6 +313,10 @@ def test_a_stopped_host_does_not_freeze_run_commands(tmux_editor: tuple[Editor, 
         assert "did not answer" in out, out
         err = ed.lua("local ok, e = pcall(require('ttyoffer').run, {tmux = 'x', argv = {'true'}}) return e")
         assert "did not answer" in str(err)
+        began = time.monotonic()
+        ed.nvim.command("checkhealth ttyoffer")
+        assert time.monotonic() - began < 10.0
+        assert "did not answer" in "\n".join(ed.nvim.current.buffer[:])
     finally:
         os.kill(host_pid, signal.SIGCONT)
     # Once it answers again, so do the commands.
@@ -332,3 +336,29 @@ def test_a_stopped_tmux_server_is_told_not_waited_for(tmux_editor: tuple[Editor,
     finally:
         os.kill(server_pid, signal.SIGCONT)
     assert "ttyoffer-up" in timed(ed, "TtyRun list")[1]
+
+
+def test_in_the_tui_a_stopped_host_leaves_the_editor_answering(sandbox: Sandbox, tmp_path: Path) -> None:
+    """As a user meets it: `:TtyRun list` typed, the host stopped; the
+    editor says so within a bound and takes the next command."""
+    import pynvim
+
+    from tui import Tui
+
+    term = Tui(sandbox, [], 30, 100)
+    nvim = pynvim.attach("socket", path=term.socket)
+    ed = Editor(nvim)
+    try:
+        ed.wait_host()
+        host_pid = ed.lua("return require('ttyoffer.host').pid")
+        os.kill(host_pid, signal.SIGSTOP)
+        try:
+            term.type(":TtyRun list\r")
+            term.wait_text("did not answer", timeout=10)
+            term.type("\r:echo 'still' .. 'here'\r")
+            term.wait_text("stillhere", timeout=10)
+        finally:
+            os.kill(host_pid, signal.SIGCONT)
+    finally:
+        nvim.close()
+        term.close()

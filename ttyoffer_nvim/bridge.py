@@ -176,6 +176,7 @@ class TtyOfferHost:
         self._runs: RunTable | None = None
         self._keeper: KeeperLink | None = None
         self._keeper_restarts: list[float] = []
+        self._asked: set[asyncio.Future[Any]] = set()
         raise_fd_limit()
         install_log_redaction()
 
@@ -363,7 +364,10 @@ class TtyOfferHost:
             else:
                 send_event(self._nvim, "answer", token, task.result(), "")
 
-        asyncio.ensure_future(value, loop=self._nvim.loop).add_done_callback(done)
+        task = asyncio.ensure_future(value, loop=self._nvim.loop)
+        self._asked.add(task)  # the loop holds tasks weakly only
+        task.add_done_callback(self._asked.discard)
+        task.add_done_callback(done)
 
     # -- notifications --------------------------------------------------------
 

@@ -32,8 +32,9 @@ import shutil
 import signal
 import threading
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from . import sessions
 from . import tmux as tmux_runs
@@ -54,6 +55,9 @@ RELAY_WINDOW = 64 * 1024
 BATCH_SIZE = 256 * 1024
 MAX_PENDING_INPUT = 1024 * 1024
 CLOSED_CODE = 128 + signal.SIGHUP
+# Seconds a tmux run's client is left to the pane-died hook once its program
+# is seen gone, before it is hung up.
+TMUX_HOOK_GRACE = 0.3
 NOT_STARTED_CODE = 127
 TERM = "xterm-256color"
 
@@ -223,6 +227,7 @@ class RunTable:
         self._loop = loop
         self._presenter = presenter
         self._runs: dict[int, Run] = {}
+        self._tmux_tasks: set[asyncio.Task[object]] = set()
         self.login_path = LoginPathCache(loop, env)
         atexit.register(self.hang_up_all)
 
@@ -290,7 +295,7 @@ class RunTable:
             self._poll_exit(run)
         self._loop.add_reader(run.pty.master, self._on_readable, run)
         if run.tmux is not None:
-            self._loop.create_task(self._tmux_watch(run))
+            self._tmux_task(self._tmux_watch(run))
         self._presenter.run_started(run)
         if first:
             self._relay(run, first)
@@ -352,7 +357,7 @@ class RunTable:
             return
         if run.tmux is not None:
             # The program is the pane's, not the client's.
-            self._loop.create_task(tmux_runs.signal_pane(run.tmux, run.tmux_pane, signum))
+            self._tmux_task(tmux_runs.signal_pane(run.tmux, run.tmux_pane, signum))
             return
         with contextlib.suppress(OSError, ValueError):
             if run.pidfd >= 0:
@@ -521,7 +526,7 @@ class RunTable:
         if run.tmux is not None and not run.closing and not run.tmux_asked:
             # The client ended: how the pane's program did, tmux knows.
             run.tmux_asked = True
-            self._loop.create_task(self._tmux_ending(run))
+            self._tmux_task(self._tmux_ending(run))
             return
         self._on_readable(run)  # what it wrote last, within the window
         if run.throttled:
@@ -590,6 +595,13 @@ class RunTable:
     # -- tmux runs: the program is a tmux client; the ending told, and what
     # kill() signals, are the program's in its pane (tmux.py) ---------------
 
+    def _tmux_task(self, work: Coroutine[Any, Any, object]) -> None:
+        """Run `work` on the loop, held until done (the loop holds tasks
+        weakly only)."""
+        task = self._loop.create_task(work)
+        self._tmux_tasks.add(task)
+        task.add_done_callback(self._tmux_tasks.discard)
+
     def _tmux_target(self, run: Run, target: dict[str, str]) -> bool:
         try:
             run.tmux = tmux_runs.for_server(target.get("server", ""), dict(os.environ))
@@ -627,7 +639,7 @@ class RunTable:
 
     def _tmux_program_ended(self, run: Run) -> None:
         self._tmux_unwatch(run)
-        self._loop.create_task(self._tmux_program_gone(run))
+        self._tmux_task(self._tmux_program_gone(run))
 
     async def _tmux_program_gone(self, run: Run) -> None:
         assert run.tmux is not None
@@ -635,7 +647,9 @@ class RunTable:
             _, ending = await tmux_runs.pane_ending(run.tmux, run.tmux_pane, ended=True)
             if run.tmux_ending is None:
                 run.tmux_ending = ending
-        # The hook detaches the client; where tmux missed the death, this.
+        # The hook detaches the client; where tmux missed the death, this
+        # (a moment later: the hook's "[detached]" says less than "[lost tty]").
+        await asyncio.sleep(TMUX_HOOK_GRACE)
         if run.running and not run.told:
             self._signal_group(run, signal.SIGHUP)
 

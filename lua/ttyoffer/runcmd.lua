@@ -48,7 +48,8 @@ function M.list_lines()
   if vim.fn.executable('tmux') == 1 then
     tmux_sessions, tmux_err = runs().tmux_sessions()
   end
-  if tmux_err then
+  -- Without a host, the persistent sessions' line below says so once.
+  if tmux_err and tmux_err ~= 'host not running' then
     table.insert(lines, 'tmux sessions: ' .. require('ttyoffer.title').sanitize(tmux_err, 200))
   end
   if #tmux_sessions > 0 then
