@@ -172,6 +172,15 @@ def test_closing_the_pane_is_129_and_a_reattach_tells_the_ending_it_had(
     )
 
 
+def test_without_a_command_the_shell_tmux_starts_and_its_exit(tmux_editor: tuple[Editor, Outside]) -> None:
+    ed, outside = tmux_editor
+    run_id = start(ed, "shell")
+    wait_until(lambda: outside.show("=ttyoffer-shell:").strip(), what="the shell's prompt")
+    outside("send-keys", "-t", "=ttyoffer-shell:", "-l", "exit 4")
+    outside("send-keys", "-t", "=ttyoffer-shell:", "Enter")
+    assert (result(ed, run_id)["code"], result(ed, run_id)["reason"]) == (4, "exited")
+
+
 # -- argv, formats ----------------------------------------------------------------
 
 
@@ -335,7 +344,7 @@ def test_a_stopped_tmux_server_is_told_not_waited_for(tmux_editor: tuple[Editor,
         assert "tmux sessions: tmux did not answer" in out, out
     finally:
         os.kill(server_pid, signal.SIGCONT)
-    assert "ttyoffer-up" in timed(ed, "TtyRun list")[1]
+    wait_until(lambda: "ttyoffer-up" in timed(ed, "TtyRun list")[1], what="the session listed again")
 
 
 def test_in_the_tui_a_stopped_host_leaves_the_editor_answering(sandbox: Sandbox, tmp_path: Path) -> None:

@@ -163,13 +163,13 @@ class Tmux:
             out.append(";" if arg is SEPARATOR else literal(str(arg)))
         return out
 
-    def new_session(self, session: str, rows: int, cols: int) -> list[str]:
+    def new_session(self, session: str, rows: int, cols: int, placeholder: bool = True) -> list[str]:
         """A detached session whose one pane runs the placeholder (or, with
-        no program to come, the default shell); prints the pane's id."""
+        no program to come, tmux's default command: the user's shell, as
+        their tmux.conf has it); prints the pane's id."""
         size = ["-x", str(cols), "-y", str(rows)]
-        return self.argv(
-            "new-session", "-d", "-s", session, *size, "-P", "-F", "#{pane_id}", "--", *PLACEHOLDER
-        )
+        command = ["--", *PLACEHOLDER] if placeholder else []
+        return self.argv("new-session", "-d", "-s", session, *size, *PRINT_PANE, *command)
 
     def new_window(self, session: str) -> list[str]:
         return self.argv(
@@ -446,16 +446,15 @@ async def prepare(
     if found:
         pane_text = await made(tmux.new_window(session), f"make a window in {session}")
     else:
-        pane_text = await made(tmux.new_session(session, rows, cols), f"make session {session}")
+        step = tmux.new_session(session, rows, cols, placeholder=bool(argv))
+        pane_text = await made(step, f"make session {session}")
     pane = pane_id(pane_text)
     if argv:
         await made(tmux.start_program(session, pane, env, argv), f"start the program in {session}")
     else:
-        # The login shell as tmux starts it (default-shell), with the run's
-        # environment: respawned with no command, a pane would run the
-        # placeholder again.
-        shell = env.get("SHELL") or (server_env or {}).get("SHELL") or "/bin/sh"
-        await made(tmux.start_program(session, pane, env, [shell, "-l"]), f"start a shell in {session}")
+        # The user's shell, as tmux starts it (their tmux.conf's): an
+        # interactive shell does not end before its options are set.
+        await made(tmux.adopt_pane(session, pane), f"keep the ending of {session}")
     return Prepared(session, pane, tmux.attach(session, pane), None)
 
 

@@ -185,7 +185,16 @@ local function check_runs(host)
     return
   end
   if vim.fn.executable('tmux') == 1 then
-    ok('tmux found: runs on tmux (:TtyRun tmux) work')
+    -- Pane options and hooks (set-option -p, set-hook -p) came in tmux 3.2.
+    local said = require('ttyoffer.originals').system({ 'tmux', '-V' }, { text = true }):wait(2000).stdout or ''
+    local major, minor = said:match('(%d+)%.(%d+)')
+    if major and (tonumber(major) > 3 or (tonumber(major) == 3 and tonumber(minor) >= 2)) then
+      ok(vim.trim(said) .. ' found: runs on tmux (:TtyRun tmux) work')
+    else
+      warn(vim.trim(said ~= '' and said or 'tmux') .. ' found: runs on tmux need tmux 3.2 or later', {
+        'They are refused with what tmux said; upgrade tmux to have them',
+      })
+    end
   else
     info('tmux not found: runs on tmux are refused (sudo apt-get install tmux to have them)')
   end
