@@ -278,6 +278,9 @@ end
 -- (a few tmux commands, each bounded on the host by 3 s), listing (1 s
 -- there), killing.
 local TMUX_PREPARE_MS, TMUX_LIST_MS, TMUX_KILL_MS = 10000, 2000, 4000
+-- The persistent sessions are read from /proc, and a kill waits 200 ms for
+-- its processes to go: more than a plain request on a loaded machine.
+local SESSIONS_MS = 1500
 
 --- The pane of a tmux run's program, made (or found, to re-attach) before
 --- any pane of ours opens: the argv that attaches to it. Raises what tmux
@@ -421,7 +424,7 @@ end
 --- The persistent sessions, read now from the host (never stored).
 --- @return {name: string, created: integer, command: string, title: string, pid: integer}[], string? error
 function M.sessions()
-  local answer, err = host.request('sessions')
+  local answer, err = host.request_within(SESSIONS_MS, 'sessions')
   if not answer then
     return {}, err
   end
@@ -432,7 +435,7 @@ end
 --- @param name string
 --- @return {name: string, count: integer}?, string? error
 function M.kill_session(name)
-  return host.request('session_kill', name)
+  return host.request_within(SESSIONS_MS, 'session_kill', name)
 end
 
 --- Our tmux sessions, read now from tmux (never stored).
