@@ -362,6 +362,13 @@ def test_in_the_tui_a_stopped_host_leaves_the_editor_answering(sandbox: Sandbox,
         host_pid = ed.lua("return require('ttyoffer.host').pid")
         os.kill(host_pid, signal.SIGSTOP)
         try:
+            # A long wait ends on CTRL-C.
+            term.type(":lua print(select(2, require('ttyoffer.host').request_within(60000, 'status')))\r")
+            time.sleep(0.5)
+            began = time.monotonic()
+            term.type("\x03")
+            term.wait_text("interrupted", timeout=10)
+            assert time.monotonic() - began < 5
             term.type(":TtyRun list\r")
             term.wait_text("did not answer", timeout=10)
             term.type("\r:echo 'still' .. 'here'\r")
