@@ -119,7 +119,9 @@ def test_the_ending_told_is_the_programs_own(tmux_editor: tuple[Editor, Outside]
     )
 
     missing = start(ed, "missing", ["no-such-program-ttyoffer"])
-    assert result(ed, missing)["code"] == 127
+    assert (result(ed, missing)["code"], result(ed, missing)["reason"]) == (127, "not_found")
+    wait_until(lambda: "not found" in ed.run_pane(missing), what="why, in the pane")
+    assert gone(outside, "ttyoffer-missing")  # nothing was made
 
     killed = start(ed, "killed", ["sleep", "300"])
     wait_until(lambda: ed.lua("return require('ttyoffer.runs').get(...).pid", killed), what="the client")
@@ -195,10 +197,9 @@ def test_one_argument_is_one_program(tmux_editor: tuple[Editor, Outside], tmp_pa
     program = folder / "prog"
     program.write_text('#!/bin/sh\necho "spaced $#: $1"\nexec sleep 300\n')
     program.chmod(0o755)
-    spaced = start(ed, "spaced", [str(program), "one arg"])
-    wait_until(
-        lambda: "spaced 1: one arg" in ed.run_pane(spaced), what="the program with a space in its path"
-    )
+    # One item: tmux would hand it to sh -c, which splits it at the space.
+    spaced = start(ed, "spaced", [str(program)])
+    wait_until(lambda: "spaced 0: " in ed.run_pane(spaced), what="a program with a space in its path")
 
 
 def test_no_text_is_read_by_tmux_as_a_format(tmux_editor: tuple[Editor, Outside], tmp_path: Path) -> None:
@@ -246,7 +247,9 @@ def test_an_existing_session_gets_a_window_and_no_keys(
         outside("send-keys", "-t", f"=ttyoffer-{name}:", "Enter")
     outside("send-keys", "-t", f"=ttyoffer-{name}:", "-l", f"touch {half}")
     tricky = f"'\" ; touch {pwned} ; # wow!! $HOME `id`"
-    run_id = start(ed, name, ["printf", "[%s]\\n", tricky])
+    # The argument printed while the program runs (a second more): one
+    # argument, whatever each of those shells would have made of it.
+    run_id = start(ed, name, ["sh", "-c", 'printf "[%s]\\n" "$1"; sleep 1', "printf", tricky])
 
     def printed() -> str:
         return "".join(ed.run_pane(run_id).split("\n"))
@@ -254,9 +257,9 @@ def test_an_existing_session_gets_a_window_and_no_keys(
     wait_until(lambda: f"[{tricky}]" in printed(), what="the argument printed as given")
     assert result(ed, run_id)["code"] == 0
     first = outside.show(f"=ttyoffer-{name}:0")
-    assert "printf" not in first and tricky not in first  # nothing typed there
+    assert "sleep" not in first and tricky not in first  # nothing typed there
     time.sleep(0.3)
-    assert not pwned.exists() and not half.exists() and not Path(f"{half}printf").exists()
+    assert not pwned.exists() and not half.exists() and not Path(f"{half}sh").exists()
     if name == "bash":
         lines = outside.show(f"=ttyoffer-{name}:0").splitlines()
         assert not [line for line in lines if line.startswith("got:")]  # its read got nothing

@@ -89,10 +89,10 @@ def test_a_session_that_exists_gets_a_window_with_the_argv(tmux_editor: tuple[Ed
     assert outside("new-session", "-d", "-s", "ttyoffer-idle", "-x", "100", "-y", "20", "sh").returncode == 0
     # In copy mode, with arguments tmux would read as key names or options.
     outside("copy-mode", "-t", "=ttyoffer-idle:")
-    ed.nvim.command("TtyRun tmux idle printf '%s|%s|%s\\n' -n Enter 'C-c;'")
+    ed.nvim.command("TtyRun tmux idle sh -c 'printf \"%s|%s|%s\\n\" \"$@\"; sleep 1' sh -n Enter 'C-c;'")
     run_id = ed.lua("return require('ttyoffer.runs').list()[1].id")
     wait_until(lambda: "-n|Enter|C-c;" in ed.run_pane(run_id), what="the program's arguments, as given")
-    assert "printf" not in outside("capture-pane", "-p", "-t", "=ttyoffer-idle:0").stdout  # nothing typed
+    assert "sleep" not in outside("capture-pane", "-p", "-t", "=ttyoffer-idle:0").stdout  # nothing typed
     assert names(ed) == ["ttyoffer-idle"]
 
 
@@ -101,9 +101,12 @@ def test_a_busy_pane_is_adopted_for_a_pane_and_given_a_window_for_a_command(
 ) -> None:
     ed, outside = tmux_editor
     assert outside("new-session", "-d", "-s", "ttyoffer-busy", "sleep", "300").returncode == 0
-    run_id = ed.lua("return require('ttyoffer').run({tmux = 'busy', argv = {'echo', 'beside it'}}).id")
+    run_id = ed.lua(
+        "return require('ttyoffer').run({tmux = 'busy', argv = {'sh', '-c', 'echo beside it; sleep 1'}}).id"
+    )
     wait_until(lambda: "beside it" in ed.run_pane(run_id), what="the command in a window of its own")
-    assert ed.lua("return require('ttyoffer.runs').get(...).result.code", run_id) == 0
+    code = "local r = require('ttyoffer.runs').get(...) return r.result and r.result.code or vim.NIL"
+    assert wait_until(lambda: ed.lua(code, run_id) is not None, what="its end") and ed.lua(code, run_id) == 0
     assert "beside it" not in outside("capture-pane", "-p", "-t", "=ttyoffer-busy:0").stdout
     # Asked for the pane only: adopted.
     run_id = ed.lua("return require('ttyoffer').run({tmux = 'busy'}).id")

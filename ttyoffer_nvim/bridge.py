@@ -25,7 +25,7 @@ from . import procfs, sessions, tmux
 from .keeper import KeeperLink
 from .offer import Offer, OfferTable
 from .protocol import EVENTS, REQUESTS, TERMINAL_TRAFFIC, event_call
-from .runs import Run, RunTable, spec_from
+from .runs import NOT_STARTED_CODE, Run, RunTable, resolve, spec_from
 
 log = logging.getLogger(__name__)
 
@@ -300,6 +300,13 @@ class TtyOfferHost:
             if not os.path.isdir(cwd):
                 raise tmux.TmuxError(f"cwd {cwd!r} is not a folder")
             rows, cols = int(spec.get("rows") or 24), int(spec.get("cols") or 80)
+            if argv:
+                # As for any run: a program that cannot start is told apart
+                # (127, not found or not executable) before anything is made.
+                executable, reason, message = resolve(argv[0], env["PATH"], cwd)
+                if executable is None:
+                    ending = tmux.Ending(NOT_STARTED_CODE, 0, reason, message)
+                    return {"session": tmux.session_name(spec.get("name")), "ended": tmux.ending_dict(ending)}
             prepared = await tmux.prepare(server, spec.get("name"), argv, cwd, env, rows, cols, server_env)
         except (tmux.TmuxError, ValueError, TypeError) as err:
             return {"error": str(err)}

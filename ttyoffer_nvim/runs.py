@@ -668,7 +668,14 @@ class RunTable:
             run.code, run.signal, run.reason = ending.code, ending.signal, ending.reason
             run.message = ending.message
             screen = await tmux_runs.last_screen(run.tmux, run.tmux_pane)
-            self._on_readable(run)  # the client's last words first: it leaves the alternate screen
+            # The client's last words first (it leaves the alternate screen,
+            # which would take the screen with it): they reach the master a
+            # moment after the client has gone, up to its end of file.
+            deadline = time.monotonic() + DRAIN_GRACE
+            while not run.eof and not run.throttled and time.monotonic() < deadline:
+                self._on_readable(run)
+                if not run.eof:
+                    await asyncio.sleep(0.01)
             self._relay(run, screen)
             await tmux_runs.forget_pane(run.tmux, run.tmux_pane)  # told: the pane goes
         elif present:
