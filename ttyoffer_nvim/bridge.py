@@ -9,12 +9,14 @@ not come is how a blocked editor is told (NvimPresenter.editor_waits_for_user).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import inspect
 import logging
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ships no types
@@ -22,7 +24,7 @@ import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ship
 from . import procfs
 from .keeper import KeeperLink
 from .offer import Offer, OfferTable
-from .protocol import EVENTS, TERMINAL_TRAFFIC, event_call
+from .protocol import EVENTS, REQUESTS, TERMINAL_TRAFFIC, event_call
 
 # Runs, sessions and tmux are imported when first used: an idle host, which
 # most hosts are, does without their megabyte.
@@ -179,6 +181,7 @@ class TtyOfferHost:
         self._runs: RunTable | None = None
         self._keeper: KeeperLink | None = None
         self._keeper_restarts: list[float] = []
+        self._asked: set[asyncio.Future[Any]] = set()
         raise_fd_limit()
         install_log_redaction()
 
@@ -292,17 +295,14 @@ class TtyOfferHost:
     def _tmux(self, server: Any) -> tmux.Tmux:
         from . import tmux
 
-        program = tmux.find(dict(os.environ))
-        if program is None:
-            raise tmux.TmuxError("tmux is not installed: sudo apt-get install tmux")
-        return tmux.Tmux(program, tmux.server_args(str(server or ""), dict(os.environ)))
+        return tmux.for_server(str(server or ""), dict(os.environ))
 
-    def tmux_prepare(self, spec: Any) -> dict[str, Any]:
-        """Create or adopt a run's tmux session. Blocks the host for the few
-        tmux commands it takes (each bounded by tmux.TIMEOUT): the editor
-        waits for the answer anyway, and errors reach the caller before any
-        pane opens."""
+    async def tmux_prepare(self, spec: Any) -> dict[str, Any]:
+        """Make the pane of a tmux run's program, or find the one to
+        re-attach to; the errors reach the caller before any pane opens.
+        tmux runs off the loop (tmux.call)."""
         from . import tmux
+        from .runs import NOT_STARTED_CODE, resolve
 
         if not isinstance(spec, dict):
             return {"error": "a tmux run is described by a table"}
@@ -312,29 +312,96 @@ class TtyOfferHost:
             login = self.runs.login_path.value
             env = {str(k): str(v) for k, v in (spec.get("env") or {}).items()}
             env.setdefault("PATH", login.path if login else os.environ.get("PATH", os.defpath))
+            # The user's environment as it was before the editor and the
+            # plugin added theirs: a server these commands start keeps it.
+            given = spec.get("server_env")
+            server_env = (
+                {str(k): str(v) for k, v in given.items()} if isinstance(given, dict) else dict(os.environ)
+            )
+            server_env.pop("TMUX", None)
             cwd = str(spec.get("cwd") or os.getcwd())
+            if not os.path.isdir(cwd):
+                raise tmux.TmuxError(f"cwd {cwd!r} is not a folder")
             rows, cols = int(spec.get("rows") or 24), int(spec.get("cols") or 80)
-            session = tmux.prepare(server, spec.get("name"), argv, cwd, env, rows, cols)
+            if argv:
+                # As for any run: a program that cannot start is told apart
+                # (127, not found or not executable) before anything is made.
+                executable, reason, message = resolve(argv[0], env["PATH"], cwd)
+                if executable is None:
+                    ending = tmux.Ending(NOT_STARTED_CODE, 0, reason, message)
+                    return {"session": tmux.session_name(spec.get("name")), "ended": tmux.ending_dict(ending)}
+            prepared = await tmux.prepare(server, spec.get("name"), argv, cwd, env, rows, cols, server_env)
         except (tmux.TmuxError, ValueError, TypeError) as err:
             return {"error": str(err)}
-        return {"session": session, "attach": server.attach(session)}
+        answer: dict[str, Any] = {
+            "session": prepared.session,
+            "pane": prepared.pane,
+            "attach": prepared.attach,
+        }
+        if prepared.ending is not None:
+            answer["ended"] = tmux.ending_dict(prepared.ending)
+        return answer
 
-    def tmux_list(self, server: Any) -> dict[str, Any]:
+    async def tmux_list(self, server: Any) -> dict[str, Any]:
         from . import tmux
 
         try:
-            found = tmux.list_sessions(self._tmux(server))
+            found = await tmux.list_sessions(self._tmux(server))
         except tmux.TmuxError as err:
             return {"sessions": [], "error": str(err)}
         return {"sessions": [s.as_dict() for s in found], "error": ""}
 
-    def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
+    async def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
         from . import tmux
 
         try:
-            return {"ended": tmux.kill(self._tmux(server), str(session))}
+            return {"ended": await tmux.kill(self._tmux(server), str(session))}
         except tmux.TmuxError as err:
             return {"error": str(err)}
+
+    def answer_now(self, value: Coroutine[Any, Any, dict[str, Any]]) -> dict[str, Any]:
+        """A request's value, for pynvim's synchronous handlers: one that
+        comes from a coroutine is waited for in the handler's greenlet (the
+        loop runs meanwhile), as pynvim waits for its own requests."""
+        task = asyncio.ensure_future(value, loop=self._nvim.loop)
+        current = greenlet.getcurrent()
+        if current.parent is None:  # not in a handler's greenlet: cannot wait
+            task.cancel()
+            return {"error": "not answerable here"}
+        task.add_done_callback(lambda _: current.switch())
+        current.parent.switch()
+        return task.result()
+
+    # -- notifications --------------------------------------------------------
+
+    def ask(self, token: int, name: Any, args: Any) -> None:
+        """A request that the editor waits for with a bound of its own
+        (host.lua): the answer comes back as the `answer` event, when it is
+        there, and never holds the loop up meanwhile."""
+        if name not in REQUESTS:
+            send_event(self._nvim, "answer", token, None, f"{name!r} is not a request of the host")
+            return
+        arguments = list(args) if isinstance(args, (list, tuple)) else []
+        try:
+            value = getattr(self, str(name))(*arguments)
+        except Exception as err:
+            log.debug("ttyoffer: request %s failed", name, exc_info=True)
+            send_event(self._nvim, "answer", token, None, f"{name} failed: {err}")
+            return
+        if not inspect.isawaitable(value):
+            send_event(self._nvim, "answer", token, value, "")
+            return
+
+        def done(task: asyncio.Future[Any]) -> None:
+            if task.cancelled() or task.exception() is not None:
+                send_event(self._nvim, "answer", token, None, f"{name} failed: {task.exception()}")
+            else:
+                send_event(self._nvim, "answer", token, task.result(), "")
+
+        task = asyncio.ensure_future(value, loop=self._nvim.loop)
+        self._asked.add(task)  # the loop holds tasks weakly only
+        task.add_done_callback(self._asked.discard)
+        task.add_done_callback(done)
 
     # -- notifications --------------------------------------------------------
 

@@ -96,6 +96,14 @@ function M.run_exit(run_id, result)
   require('ttyoffer.runs').exited(run_id, result)
 end
 
+--- The answer to a request (host.request).
+--- @param token integer
+--- @param result any
+--- @param error string
+function M.answer(token, result, error)
+  host.answered(token, result, error)
+end
+
 --- The command asked while the editor served nothing, and was hung up.
 --- @param offer_id integer
 --- @param question string

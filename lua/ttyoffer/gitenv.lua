@@ -62,6 +62,36 @@ function M.set(on)
   end
 end
 
+-- What Neovim puts in its own environment for its children (this editor's
+-- address, log, manifest, runtime): nothing that outlives the editor keeps it.
+local NEOVIM_OWN =
+  { 'NVIM', 'NVIM_LOG_FILE', 'NVIM_RPLUGIN_MANIFEST', 'NVIM_LISTEN_ADDRESS', 'VIMRUNTIME', 'VIM', 'MYVIMRC' }
+
+--- The user's environment as it was before the editor and the plugin added
+--- theirs: the editor's, with the user's own git entries as they were and
+--- without ours, TTYOFFER_* or Neovim's own. For what outlives the editor
+--- (a tmux server a run starts). GPG_TTY stays out: the one the editor was
+--- started with names the editor's screen.
+--- @return table<string, string>
+function M.user_environment()
+  local env = vim.fn.environ()
+  if saved and env.GIT_CONFIG_COUNT == tostring(saved.index + 1) then
+    env.GIT_CONFIG_COUNT = saved.count
+    env['GIT_CONFIG_KEY_' .. saved.index] = saved.key
+    env['GIT_CONFIG_VALUE_' .. saved.index] = saved.value
+  end
+  for name in pairs(env) do
+    if vim.startswith(name, 'TTYOFFER_') then
+      env[name] = nil
+    end
+  end
+  for _, name in ipairs(NEOVIM_OWN) do
+    env[name] = nil
+  end
+  env.GPG_TTY = nil
+  return env
+end
+
 --- @return boolean
 function M.active()
   return saved ~= nil

@@ -164,21 +164,37 @@ local function check_runs(host)
     })
     return
   end
-  local answer = host.request('run_path')
-  if answer and answer.pending then
-    vim.wait(WAIT_MS, function()
-      answer = host.request('run_path')
-      return not (answer and answer.pending)
-    end, 50)
+  -- Each request is bounded (host.request); no request inside vim.wait's
+  -- condition, which would nest one wait in another.
+  local answer, err = host.request('run_path')
+  local deadline = vim.uv.now() + WAIT_MS
+  while answer and answer.pending and vim.uv.now() < deadline do
+    vim.wait(50)
+    answer, err = host.request('run_path')
   end
-  if not answer or answer.pending then
+  if not answer then
+    warn('The host did not say the PATH runs get: ' .. tostring(err), {
+      'A host that does not answer is stopped (SIGSTOP, a debugger) or stalled: see its pid above',
+    })
+    return
+  end
+  if answer.pending then
     warn("The login shell did not say its PATH in time; runs get the editor's PATH until it does", {
       'Check that `$SHELL -l -c true` ends quickly in a terminal',
     })
     return
   end
   if vim.fn.executable('tmux') == 1 then
-    ok('tmux found: runs on tmux (:TtyRun tmux) work')
+    -- Pane options and hooks (set-option -p, set-hook -p) came in tmux 3.2.
+    local said = require('ttyoffer.originals').system({ 'tmux', '-V' }, { text = true }):wait(2000).stdout or ''
+    local major, minor = said:match('(%d+)%.(%d+)')
+    if major and (tonumber(major) > 3 or (tonumber(major) == 3 and tonumber(minor) >= 2)) then
+      ok(vim.trim(said) .. ' found: runs on tmux (:TtyRun tmux) work')
+    else
+      warn(vim.trim(said ~= '' and said or 'tmux') .. ' found: runs on tmux need tmux 3.2 or later', {
+        'They are refused with what tmux said; upgrade tmux to have them',
+      })
+    end
   else
     info('tmux not found (optional): runs on tmux are refused; to have them: sudo apt-get install tmux')
   end

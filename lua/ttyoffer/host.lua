@@ -54,6 +54,9 @@ M.retired = 0
 local refilling = false
 -- Called once the host is ready, or cannot be (see when_ready).
 local ready_waiters = {} --- @type fun(ready: boolean)[]
+-- Set when a request went unanswered: the host is stopped or stalled, and
+-- later requests say so at once instead of waiting again, until it answers.
+local unanswered = nil --- @type {name: string, ms: integer}?
 -- Told when the host process ends (the editor quitting aside).
 local on_exit_handler = nil --- @type fun(message: string?)?
 
@@ -286,6 +289,7 @@ end
 --- @param path string the remote plugin's folder
 function M.spawn(python, path)
   M.stderr = {}
+  unanswered = nil
   -- ssl is kept out: asyncio imports it when it can (2.5 MB of an idle
   -- host), and the host never speaks TLS.
   local argv = {
@@ -440,19 +444,72 @@ function M.notify(name, ...)
   return (pcall(vim.rpcnotify, M.chan, method, ...))
 end
 
---- A request to the host (a method of ttyoffer.protocol); nil and the error
---- when it failed.
+-- Requests in flight (host.request): token -> what came back.
+local asked = {} --- @type table<integer, {done: boolean, result: any, error: string?}>
+local next_token = 0
+--- Milliseconds a request waits for its answer unless it names its own.
+M.REQUEST_MS = 500
+
+local function no_answer(name, ms)
+  return ('the host did not answer %s within %d ms (is it stopped? see :checkhealth ttyoffer)'):format(name, ms)
+end
+
+--- A request to the host (a method of ttyoffer.protocol), waited for at most
+--- `timeout` ms; nil and the error when it failed or no answer came in time.
+--- Sent as a notification (`ask`) and answered by the `answer` event: the
+--- wait is vim.wait's, bounded and serving the editor's events (CTRL-C ends
+--- it), never rpcrequest's, which waits on a stopped host for good.
+--- @param timeout integer
 --- @param name string
-function M.request(name, ...)
-  local method = protocol.method(name, 'request')
+function M.request_within(timeout, name, ...)
+  protocol.method(name, 'request') -- a name outside the protocol fails here
   if M.state ~= 'ready' then
     return nil, 'host not running'
   end
-  local ok, result = pcall(vim.rpcrequest, M.chan, method, ...)
-  if not ok then
-    return nil, tostring(result)
+  if unanswered then
+    return nil, no_answer(unanswered.name, unanswered.ms)
   end
-  return result
+  next_token = next_token + 1
+  local token = next_token
+  local slot = { done = false }
+  asked[token] = slot
+  if not M.notify('ask', token, name, { ... }) then
+    asked[token] = nil
+    return nil, 'the host cannot be reached'
+  end
+  local _, status = vim.wait(timeout, function()
+    return slot.done
+  end, 10)
+  asked[token] = nil
+  if not slot.done then
+    if status == -2 then
+      return nil, 'interrupted'
+    end
+    unanswered = { name = name, ms = timeout }
+    return nil, no_answer(name, timeout)
+  end
+  if slot.error and slot.error ~= '' then
+    return nil, slot.error
+  end
+  return slot.result
+end
+
+--- A request waited for at most REQUEST_MS; see request_within.
+--- @param name string
+function M.request(name, ...)
+  return M.request_within(M.REQUEST_MS, name, ...)
+end
+
+--- The host's `answer`: a request's value, or why there is none.
+--- @param token integer
+--- @param result any
+--- @param error string
+function M.answered(token, result, error)
+  unanswered = nil
+  local slot = asked[token]
+  if slot then
+    slot.done, slot.result, slot.error = true, result, error
+  end
 end
 
 return M

@@ -34,6 +34,8 @@ M.events = {
   -- A run's program ended, or could not start: {code, signal, signal_name,
   -- reason, message}.
   run_exit = { 'run_id', 'result' },
+  -- The answer to an `ask`: the request's value, or why there is none.
+  answer = { 'token', 'result', 'error' },
 }
 
 --- Editor -> host: RPC methods ('ttyoffer_' .. name), their arguments, and
@@ -70,15 +72,19 @@ M.methods = {
   sessions = { kind = 'request', args = {} },
   -- End a persistent session: {name, count}, or {error} for a name that is not one.
   session_kill = { kind = 'request', args = { 'name' } },
-  -- Create or adopt the tmux session of a run: {session, attach} (the argv
-  -- that attaches to it), or {error}.
+  -- Make the pane of a tmux run's program (or find the one to re-attach
+  -- to): {session, pane, attach (the argv that attaches to it), ended (how
+  -- the program ended, when it had)}, or {error}.
   tmux_prepare = { kind = 'request', args = { 'spec' } },
   -- Our tmux sessions, read now: {sessions = [{name, created, attached,
   -- command, title}], error}.
   tmux_list = { kind = 'request', args = { 'server' } },
   -- End one of our tmux sessions: {ended} or {error}.
   tmux_kill = { kind = 'request', args = { 'session', 'server' } },
-  -- Start a run: {argv, cwd, base_env, env, rows, cols, persist}.
+  -- A request the editor waits for with a bound of its own (host.request):
+  -- the answer comes as the `answer` event with the same token.
+  ask = { kind = 'notify', args = { 'token', 'name', 'args' } },
+  -- Start a run: {argv, cwd, base_env, env, rows, cols, persist, tmux}.
   run_start = { kind = 'notify', args = { 'run_id', 'spec' } },
   run_input = { kind = 'notify', args = { 'run_id', 'data' } },
   run_ack = { kind = 'notify', args = { 'run_id', 'count' } },

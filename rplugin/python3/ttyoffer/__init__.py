@@ -100,15 +100,19 @@ class TtyOfferPlugin:
 
     @pynvim.rpc_export("ttyoffer_tmux_prepare", sync=True)
     def tmux_prepare(self, spec: Any) -> dict[str, Any]:
-        return self._host.tmux_prepare(spec)
+        return self._host.answer_now(self._host.tmux_prepare(spec))
 
     @pynvim.rpc_export("ttyoffer_tmux_list", sync=True)
     def tmux_list(self, server: Any) -> dict[str, Any]:
-        return self._host.tmux_list(server)
+        return self._host.answer_now(self._host.tmux_list(server))
 
     @pynvim.rpc_export("ttyoffer_tmux_kill", sync=True)
     def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
-        return self._host.tmux_kill(session, server)
+        return self._host.answer_now(self._host.tmux_kill(session, server))
+
+    @pynvim.rpc_export("ttyoffer_ask")
+    def ask(self, token: int, name: Any, args: Any) -> None:
+        self._host.ask(token, name, args)
 
     @pynvim.rpc_export("ttyoffer_run_start")
     def run_start(self, run_id: int, spec: Any) -> None:
