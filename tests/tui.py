@@ -76,10 +76,12 @@ class PtyScreen:
 class Tui(PtyScreen):
     """Neovim's own TUI under the test sandbox, with an RPC socket for checks."""
 
-    def __init__(self, sandbox: Sandbox, args: list[str], rows: int = 30, cols: int = 100) -> None:
+    def __init__(
+        self, sandbox: Sandbox, args: list[str], rows: int = 30, cols: int = 100, binary: str | None = None
+    ) -> None:
         self.socket = str(sandbox.base / "tui.sock")
         env = {**sandbox.env, "TERM": "xterm-256color", "COLORTERM": ""}
-        argv = [nvim_binary(), "-u", str(sandbox.init), "--listen", self.socket, *args]
+        argv = [binary or nvim_binary(), "-u", str(sandbox.init), "--listen", self.socket, *args]
         super().__init__(argv, env, rows, cols)
         # The socket file appears at bind(), a moment before listen(): wait
         # until it accepts a connection, not merely until it exists.

@@ -343,6 +343,9 @@ class TtyOfferHost:
     def release(self, offer_id: int) -> None:
         self.table.release_unbound(int(offer_id))
 
+    def drawn(self, offer_id: int) -> None:
+        self.table.drawn(int(offer_id))
+
     def configure(self, blocked_ms: float) -> None:
         self.table.configure(float(blocked_ms))
 

@@ -64,6 +64,10 @@ NOTIFICATIONS: dict[str, tuple[str, ...]] = {
     # The editor has received the offer's `present` (window or not yet): it
     # serves its events now; the next check of it starts from here.
     "seen": ("offer_id",),
+    # The offer's window is drawn, the command's first bytes in its
+    # terminal: the user sees the question, and a busy editor no longer
+    # hangs it up.
+    "drawn": ("offer_id",),
     # The offer's command has ended (one never bound to a pid, such as a
     # synchronous system()'s).
     "release": ("offer_id",),

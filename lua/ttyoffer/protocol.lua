@@ -53,6 +53,10 @@ M.methods = {
   -- This offer's `present` was received (window or not yet): the editor
   -- serves its events now; the next check of it starts from here.
   seen = { kind = 'notify', args = { 'offer_id' } },
+  -- The offer's window is drawn, the command's first bytes in its
+  -- terminal: the user sees the question, and a busy editor no longer hangs
+  -- it up.
+  drawn = { kind = 'notify', args = { 'offer_id' } },
   -- The offer's command has ended (one never bound to a pid, such as a
   -- synchronous system()'s).
   release = { kind = 'notify', args = { 'offer_id' } },

@@ -78,6 +78,10 @@ class TtyOfferPlugin:
     def release(self, offer_id: int) -> None:
         self._host.release(offer_id)
 
+    @pynvim.rpc_export("ttyoffer_drawn")
+    def drawn(self, offer_id: int) -> None:
+        self._host.drawn(offer_id)
+
     @pynvim.rpc_export("ttyoffer_configure")
     def configure(self, blocked_ms: float) -> None:
         self._host.configure(blocked_ms)
