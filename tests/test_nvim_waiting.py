@@ -73,20 +73,26 @@ def test_a_wait_whose_command_never_asks_serves_what_stock_serves(ed: Editor) ->
     assert ed.events("TtyOfferPresent") == []
 
 
-def test_a_wait_serves_while_its_command_asks(ed: Editor) -> None:
+@pytest.mark.parametrize("first", [True, False], ids=["the editor's first wait", "a later wait"])
+def test_a_wait_serves_while_its_command_asks(ed: Editor, first: bool) -> None:
     ed.wait_host()
-    ed.lua("vim.system({'true'}):wait()")
-    wait_until(lambda: ed.lua("return require('ttyoffer.knock').connected()"), what="the host's knock")
+    if not first:
+        ed.lua("vim.system({'true'}):wait()")
+        wait_until(lambda: ed.lua("return require('ttyoffer.knock').connected()"), what="the host's knock")
+    # The first: it asks at once, maybe before the host has the knock socket.
+    delay = "" if first else "sleep 0.3; "
     ed.lua(
         """
+        local delay = ...
         vim.keymap.set('n', '<F7>', function()
           _G.ran = {}
           vim.schedule(function() table.insert(_G.ran, 'scheduled') end)
-          local ask = "sleep 0.3; printf 'Word: ' >/dev/tty; read w </dev/tty; echo got $w"
+          local ask = delay .. "printf 'Word: ' >/dev/tty; read w </dev/tty; echo got $w"
           _G.result = vim.system({ 'sh', '-c', ask }, { text = true }):wait()
           _G.ran_during = vim.deepcopy(_G.ran)
         end)
-        """
+        """,
+        delay,
     )
     ed.nvim.input("<F7>")
     win = wait_until(lambda: ed.float_wins(), what="the prompt window")[0]

@@ -22,7 +22,7 @@ import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ship
 
 from . import procfs, sessions, tmux
 from .keeper import KeeperLink
-from .offer import Offer, OfferTable
+from .offer import Offer, OfferTable, State
 from .protocol import EVENTS, TERMINAL_TRAFFIC, event_call
 from .runs import Run, RunTable, spec_from
 
@@ -117,6 +117,10 @@ class NvimPresenter:
         send_event(self._nvim, "present", offer.id, data)
         # After the notification: a wait that serves fast events only reads
         # this, and serves the editor's events until the `present` is in.
+        self.knock(offer)
+
+    def knock(self, offer: Offer) -> None:
+        """The offer's id on the knock socket, if there is one."""
         if self._knock is not None:
             try:
                 self._knock.send(b"%d\n" % offer.id, socket.MSG_NOSIGNAL)
@@ -379,6 +383,13 @@ class TtyOfferHost:
 
     def knock(self, path: Any) -> None:
         self._presenter.knock_at(str(path))
+        # A command that asked before the socket was known (the editor's
+        # first wrapped vim.system() makes it, after the spawn) is knocked
+        # for now: its wait would otherwise serve fast events only, and its
+        # `present` wait unserved until it is hung up.
+        for offer in self._table or ():
+            if offer.state is State.PRESENTED:
+                self._presenter.knock(offer)
 
     def configure(self, blocked_ms: float) -> None:
         self.table.configure(float(blocked_ms))
