@@ -155,19 +155,34 @@ end, 500)
 """
 
 
+# The host dies (killed): the keeper hangs the shown prompt up, its window
+# goes.
+KILL_HOST = """
+vim.defer_fn(function() vim.uv.kill(require('ttyoffer').status().host_pid, 'sigkill') end, 500)
+"""
+READS = "sh -c 'printf \"Passphrase: \" >/dev/tty; read p </dev/tty'"
+
+
 @pytest.mark.parametrize(
-    ("command", "busy"),
-    [(EXITS, None), ("sh -c 'printf \"Passphrase: \" >/dev/tty; read p </dev/tty'", False), (ASK, True)],
-    ids=["the command exits", "a plugin closes it", "a plugin closes it and holds the editor"],
+    ("command", "plugin"),
+    [(EXITS, None), (READS, "closes"), (ASK, "closes and holds"), (READS, "kills the host")],
+    ids=[
+        "the command exits",
+        "a plugin closes it",
+        "a plugin closes it and holds the editor",
+        "the host dies",
+    ],
 )
 def test_keys_typed_on_after_the_prompt_went_are_dropped(
-    session: Session, command: str, busy: bool | None
+    session: Session, command: str, plugin: str | None
 ) -> None:
     s = session
     s.term.type(f":Bang {command}\r")
     s.term.wait_text("│Passphrase:")
-    if busy is not None:
-        s.ed.lua(CLOSE_FLOATS, busy)
+    if plugin == "kills the host":
+        s.ed.lua(KILL_HOST)
+    elif plugin is not None:
+        s.ed.lua(CLOSE_FLOATS, plugin == "closes and holds")
     type_slowly(s.term, SECRET + "\r")
     finish_bang(s)
     assert s.term.showing("╭") is None
