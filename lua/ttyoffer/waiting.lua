@@ -82,7 +82,11 @@ end
 --- Keys typed after a prompt window went, while they are dropped (the
 --- typing gate drops each as it is read).
 local function drop_typed_keys()
-  while typing.dropping() and vim.fn.getchar(1) ~= 0 do
+  -- Only while the gate drops them: read, they are dropped by it. Bounded.
+  for _ = 1, 1000 do
+    if not (typing.dropping() and vim.fn.getchar(1) ~= 0) then
+      return
+    end
     vim.fn.getcharstr(0)
   end
 end
