@@ -688,6 +688,27 @@ async def test_a_window_the_editor_blocked_right_after_opening_is_hung_up() -> N
     assert ("unserved", offer.id, "Passphrase") in presenter.calls
 
 
+async def test_a_drawn_window_outlasts_a_blocked_editor() -> None:
+    # Drawn, the question in it: the user sees it and types. A plugin then
+    # holds the editor (a timer's busy loop): their keys wait in Neovim and
+    # reach the window when it is free. Hanging up would close the window
+    # under their fingers and send the rest of the secret to the document.
+    presenter = FakePresenter()
+    presenter.waits_for_user = False
+    table, offer, proc = await asking(presenter)
+    table.seen(offer.id)
+    table.attach(offer.id, 24, 80)
+    table.drawn(offer.id)
+    assert offer.editor_check is None  # nothing left to hang it up
+    presenter.answering = False
+    await asyncio.sleep(5 * BLOCKED_MS / 1000)
+    assert proc.poll() is None and "unserved" not in presenter.kinds()
+    table.write(offer.id, b"yes\r")
+    assert await wait_exit(proc) == 0
+    await until(lambda: "closed" in presenter.kinds(), "closed")
+    assert "unserved" not in presenter.kinds()
+
+
 @pytest.mark.parametrize("waits_for_user", [True, False], ids=["hit-enter prompt", "serving its events"])
 async def test_an_editor_that_answers_is_not_blocked(waits_for_user: bool) -> None:
     # At a hit-enter prompt Neovim serves nothing but says it waits for the

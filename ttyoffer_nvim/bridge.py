@@ -15,6 +15,7 @@ import inspect
 import logging
 import os
 import signal
+import socket
 import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ship
 
 from . import procfs
 from .keeper import KeeperLink
-from .offer import Offer, OfferTable
+from .offer import Offer, OfferTable, State
 from .protocol import EVENTS, REQUESTS, TERMINAL_TRAFFIC, event_call
 
 # Runs, sessions and tmux are imported when first used: an idle host, which
@@ -97,9 +98,43 @@ class NvimPresenter:
 
     def __init__(self, nvim: Any) -> None:
         self._nvim = nvim
+        self._knock: socket.socket | None = None
+
+    def knock_at(self, path: str) -> None:
+        """Connect to the editor's knock socket (lua/ttyoffer/knock.lua), in
+        place of any before. A Unix socket that listens accepts a connect at
+        once: nothing here waits."""
+        self._close_knock()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        sock.setblocking(False)
+        try:
+            sock.connect(path)
+        except OSError:
+            sock.close()
+            log.debug("ttyoffer: cannot connect to the editor's knock socket")
+            return
+        self._knock = sock
+
+    def _close_knock(self) -> None:
+        if self._knock is not None:
+            self._knock.close()
+            self._knock = None
 
     def present(self, offer: Offer, data: bytes) -> None:
         send_event(self._nvim, "present", offer.id, data)
+        # After the notification: a wait that serves fast events only reads
+        # this, and serves the editor's events until the `present` is in.
+        self.knock(offer)
+
+    def knock(self, offer: Offer) -> None:
+        """The offer's id on the knock socket, if there is one."""
+        if self._knock is not None:
+            try:
+                self._knock.send(b"%d\n" % offer.id, socket.MSG_NOSIGNAL)
+            except BlockingIOError:
+                pass  # megabytes of ids unread: the editor serves anyway
+            except OSError:
+                self._close_knock()  # the editor closed it
 
     def output(self, offer: Offer, data: bytes) -> None:
         send_event(self._nvim, "output", offer.id, data)
@@ -439,6 +474,19 @@ class TtyOfferHost:
 
     def release(self, offer_id: int) -> None:
         self.table.release_unbound(int(offer_id))
+
+    def drawn(self, offer_id: int) -> None:
+        self.table.drawn(int(offer_id))
+
+    def knock(self, path: Any) -> None:
+        self._presenter.knock_at(str(path))
+        # A command that asked before the socket was known (the editor's
+        # first wrapped vim.system() makes it, after the spawn) is knocked
+        # for now: its wait would otherwise serve fast events only, and its
+        # `present` wait unserved until it is hung up.
+        for offer in self._table or ():
+            if offer.state is State.PRESENTED:
+                self._presenter.knock(offer)
 
     def configure(self, blocked_ms: float) -> None:
         self.table.configure(float(blocked_ms))

@@ -33,13 +33,20 @@ busy loop) serves no notification: the offer's window cannot open, and the
 command would wait for an answer forever, the editor perhaps waiting on it.
 The same holds for a window that opened just before the editor blocked: it
 is not even drawn, and no key reaches it. So while a prompt is on its way
-to the user or in front of them, and its command runs, the editor is asked
-its mode every half `blocked_after` (`seen`, the editor's receipt of the
-`present`, restarts the count). Neovim answers at once while it waits for
-the user (a hit-enter prompt: they will come back to it) and whenever it
-serves its events; when it does not answer within the other half, it is
-blocked: the command is hung up, as a declined prompt is, and the user told
-later (`unserved`).
+to the user, and its command runs, the editor is asked its mode every half
+`blocked_after` (`seen`, the editor's receipt of the `present`, restarts the
+count). Neovim answers at once while it waits for the user (a hit-enter
+prompt: they will come back to it) and whenever it serves its events; when
+it does not answer within the other half, it is blocked: the command is hung
+up, as a declined prompt is, and the user told later (`unserved`).
+
+Once the editor says the window is drawn (`drawn`: on screen, the command's
+first bytes in its terminal), the user can see the question and is typing
+the answer: a busy spell of the editor (a plugin's timer holding it a
+second) only delays their keys, which Neovim keeps and hands the window when
+it is free. Hanging up then would close the window under the user's fingers,
+the rest of a passphrase typed into the document. A drawn prompt is never
+hung up for a blocked editor.
 
 The Presenter is called on the host's event loop and must return at once.
 """
@@ -176,6 +183,8 @@ class Offer:
     sequences: SequenceFilter = field(default_factory=SequenceFilter)
     # The editor received the `present` of this offer: it can show it.
     seen: bool = False
+    # Its window is on screen with the first bytes in it: the user sees it.
+    drawn: bool = False
     editor_check: asyncio.TimerHandle | None = None
     # Never bound (a synchronous system()): the editor said its command
     # ended, and hears back when the offer is over, as for a bound one.
@@ -342,6 +351,16 @@ class OfferTable:
         self._cancel_editor_check(offer)
         self._check_editor_later(offer)
 
+    def drawn(self, offer_id: int) -> None:
+        """The editor has drawn the offer's window, the first bytes in its
+        terminal: the user sees the question. From now on a blocked editor
+        only delays the keys typed into it; nothing is hung up for it."""
+        offer = self._offers.get(offer_id)
+        if offer is None:
+            return
+        offer.drawn = True
+        self._cancel_editor_check(offer)
+
     def configure(self, blocked_ms: float) -> None:
         """How long a command may wait on a question while the editor serves
         nothing before it is hung up; 0 or less: never."""
@@ -504,10 +523,11 @@ class OfferTable:
             offer.editor_check = check
 
     def _waits_for_an_answer(self, offer: Offer) -> bool:
-        """Its prompt is on its way to the user or in front of them, and the
+        """Its prompt is on its way to the user, not drawn yet, and the
         command still runs: one that has ended waits on nothing (what it
-        wrote simply waits in the pty for its window)."""
-        return offer.state in (State.PRESENTED, State.ATTACHED) and not offer.released
+        wrote simply waits in the pty for its window); one drawn is the
+        user's to answer, however long the editor is busy."""
+        return offer.state in (State.PRESENTED, State.ATTACHED) and not offer.released and not offer.drawn
 
     def _check_editor_serves(self, offer: Offer) -> None:
         """Whether the editor can still show the prompt and pass it keys.

@@ -90,8 +90,10 @@ M.defaults = {
   -- busy loop) before it is hung up and you are told which command
   -- asked, what, and how to run it so that it can be answered
   -- (|ttyoffer-blocked|). At a |hit-enter| prompt, or while you
-  -- answer another question, it waits for you. 0: never hang up
-  -- (the command waits until the editor is free). >lua
+  -- answer another question, it waits for you. A prompt already on
+  -- screen outlasts a busy spell: it is hung up only after 30 s of
+  -- an editor that serves nothing. 0: never hang up (the command
+  -- waits until the editor is free). >lua
   --     require('ttyoffer').setup({ blocked_timeout = 3000 })
   -- <
   blocked_timeout = 1000,

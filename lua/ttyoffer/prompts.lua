@@ -121,6 +121,12 @@ local function close(prompt, reason)
     return
   end
   prompt.closing = true
+  if prompt.window then
+    -- Whatever took it down (a hang-up, the host's death, a plugin closing
+    -- windows), keys still being typed for it are dropped until the user
+    -- pauses: the rest of a passphrase must not land where focus goes.
+    typing.drop_until_pause()
+  end
   if reason == 'dismissed' then
     host.notify('dismiss', prompt.id)
   end
@@ -153,6 +159,10 @@ local function open(prompt)
     on_decline = function()
       close(prompt, 'dismissed')
     end,
+    -- Closed under the user's fingers: their next keys are dropped from
+    -- now, not from when the decline is served (the editor may be held
+    -- between the two, and its queued keys come first).
+    on_gone = typing.drop_until_pause,
   })
   prompt.window = opened
   if M.trace then
@@ -163,6 +173,13 @@ local function open(prompt)
   event('TtyOfferPresent', prompt)
   -- Now the host may relay the rest: the kernel has held it until here.
   host.notify('attach', id, height, width)
+  -- Once the user can see it, a busy editor only delays their keys: the
+  -- host no longer hangs it up for one.
+  window.when_drawn(opened, function()
+    if not prompt.closing then
+      host.notify('drawn', id)
+    end
+  end)
 end
 
 show_next = function()

@@ -57,9 +57,17 @@ M.methods = {
   -- This offer's `present` was received (window or not yet): the editor
   -- serves its events now; the next check of it starts from here.
   seen = { kind = 'notify', args = { 'offer_id' } },
+  -- The offer's window is drawn, the command's first bytes in its
+  -- terminal: the user sees the question, and a busy editor no longer hangs
+  -- it up.
+  drawn = { kind = 'notify', args = { 'offer_id' } },
   -- The offer's command has ended (one never bound to a pid, such as a
   -- synchronous system()'s).
   release = { kind = 'notify', args = { 'offer_id' } },
+  -- A Unix socket the editor listens on: the host connects and writes the
+  -- id of each offer it presents there (a line), after its `present`, so
+  -- that a wait serving fast events only learns a prompt is on its way.
+  knock = { kind = 'notify', args = { 'path' } },
   -- Milliseconds a command may wait on a question while the editor serves
   -- nothing before it is hung up (half between checks of the editor's mode,
   -- half for the answer); 0 or less: never.

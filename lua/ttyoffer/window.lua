@@ -48,7 +48,9 @@ local function title_config(text)
 end
 
 --- Open the window, focused, in Terminal mode, showing `first`.
---- @param opts {title: string, first: string, on_input: fun(data: string), on_decline: fun()}
+--- `on_gone` runs the moment the window is closed by anyone (a plugin closing
+--- windows, the user), before `on_decline`, which is scheduled.
+--- @param opts {title: string, first: string, on_input: fun(data: string), on_decline: fun(), on_gone: fun()?}
 --- @return ttyoffer.Window, integer height, integer width
 function M.open(opts)
   highlights.define()
@@ -80,8 +82,62 @@ function M.open(opts)
   if key then
     vim.keymap.set('t', key, decline, { buffer = buf, desc = 'Decline this ttyoffer prompt' })
   end
-  api.nvim_create_autocmd('WinClosed', { pattern = tostring(win), once = true, callback = decline })
+  api.nvim_create_autocmd('WinClosed', {
+    pattern = tostring(win),
+    once = true,
+    callback = function()
+      if opts.on_gone then
+        pcall(opts.on_gone)
+      end
+      decline()
+    end,
+  })
   return { win = win, buf = buf, chan = chan }, win_config.height, win_config.width
+end
+
+-- How often, and how many times at most, whether the terminal shows the
+-- first bytes is looked at before the window is taken as drawn all the same
+-- (bytes that change nothing on screen, such as a lone cursor move). Counted
+-- only while the editor serves its events: a blocked editor draws nothing.
+local DRAWN_POLL_MS, DRAWN_POLLS = 5, 40
+
+--- Run `fn` once the window is on the user's screen with the first bytes in
+--- its terminal: Neovim's terminal takes sent bytes into its buffer on a
+--- timer of its own (the buffer's changedtick moves then), and the screen is
+--- redrawn after that. Never while the editor waits for the user at a
+--- hit-enter prompt (a redraw there would wipe the message): once it is
+--- back. Not at all when the window is gone first.
+--- @param window ttyoffer.Window
+--- @param fn fun()
+function M.when_drawn(window, fn)
+  local start = api.nvim_buf_is_valid(window.buf) and api.nvim_buf_get_changedtick(window.buf) or 0
+  local polls = 0
+  local timer = assert(vim.uv.new_timer())
+  local function stop()
+    if not timer:is_closing() then
+      timer:stop()
+      timer:close()
+    end
+  end
+  timer:start(
+    DRAWN_POLL_MS,
+    DRAWN_POLL_MS,
+    vim.schedule_wrap(function()
+      if timer:is_closing() then
+        return
+      end
+      if not (api.nvim_win_is_valid(window.win) and api.nvim_buf_is_valid(window.buf)) then
+        return stop()
+      end
+      polls = polls + 1
+      local filled = api.nvim_buf_get_changedtick(window.buf) > start
+      if (filled or polls >= DRAWN_POLLS) and not api.nvim_get_mode().blocking then
+        stop()
+        vim.cmd.redraw()
+        fn()
+      end
+    end)
+  )
 end
 
 --- @param window ttyoffer.Window

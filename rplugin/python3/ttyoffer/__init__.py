@@ -82,6 +82,14 @@ class TtyOfferPlugin:
     def release(self, offer_id: int) -> None:
         self._host.release(offer_id)
 
+    @pynvim.rpc_export("ttyoffer_drawn")
+    def drawn(self, offer_id: int) -> None:
+        self._host.drawn(offer_id)
+
+    @pynvim.rpc_export("ttyoffer_knock")
+    def knock(self, path: Any) -> None:
+        self._host.knock(path)
+
     @pynvim.rpc_export("ttyoffer_configure")
     def configure(self, blocked_ms: float) -> None:
         self._host.configure(blocked_ms)
