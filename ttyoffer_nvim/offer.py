@@ -45,8 +45,11 @@ first bytes in its terminal), the user can see the question and is typing
 the answer: a busy spell of the editor (a plugin's timer holding it a
 second) only delays their keys, which Neovim keeps and hands the window when
 it is free. Hanging up then would close the window under the user's fingers,
-the rest of a passphrase typed into the document. A drawn prompt is never
-hung up for a blocked editor.
+the rest of a passphrase typed into the document. A drawn prompt is hung up
+only when the editor has answered nothing for DRAWN_PATIENCE: no busy spell
+lasts that long, and an editor blocked on the very command (a plugin's
+jobwait() without a timeout) must not wait for good. Keys typed meanwhile
+are dropped when its window goes, as for any prompt that goes.
 
 The Presenter is called on the host's event loop and must return at once.
 """
@@ -107,6 +110,11 @@ STRAY_GRACE = 0.5
 # merely busy for a moment, short enough that a command waiting on a
 # question nobody can see is not left waiting long.
 BLOCKED_AFTER = 1.0
+# How long an editor may answer nothing while a prompt it has drawn is up:
+# far beyond any busy spell (a plugin's timer, a slow redraw), so the user
+# typing into it is never cut off; an editor blocked on the very command
+# still lets it go, and the user is told.
+DRAWN_PATIENCE = 30.0
 # The smallest terminal a pty is given. The window's size is the editor's
 # to choose (its layout rule lives on the Lua side); this only keeps a size
 # that is no size (zero, negative) from reaching the kernel and the screen.
@@ -353,13 +361,15 @@ class OfferTable:
 
     def drawn(self, offer_id: int) -> None:
         """The editor has drawn the offer's window, the first bytes in its
-        terminal: the user sees the question. From now on a blocked editor
-        only delays the keys typed into it; nothing is hung up for it."""
+        terminal: the user sees the question. From now on a busy editor
+        only delays the keys typed into it; only one that answers nothing
+        for DRAWN_PATIENCE hangs it up."""
         offer = self._offers.get(offer_id)
         if offer is None:
             return
         offer.drawn = True
         self._cancel_editor_check(offer)
+        self._check_editor_later(offer)
 
     def configure(self, blocked_ms: float) -> None:
         """How long a command may wait on a question while the editor serves
@@ -523,11 +533,10 @@ class OfferTable:
             offer.editor_check = check
 
     def _waits_for_an_answer(self, offer: Offer) -> bool:
-        """Its prompt is on its way to the user, not drawn yet, and the
-        command still runs: one that has ended waits on nothing (what it
-        wrote simply waits in the pty for its window); one drawn is the
-        user's to answer, however long the editor is busy."""
-        return offer.state in (State.PRESENTED, State.ATTACHED) and not offer.released and not offer.drawn
+        """Its prompt is on its way to the user or shown, and the command
+        still runs: one that has ended waits on nothing (what it wrote
+        simply waits in the pty for its window)."""
+        return offer.state in (State.PRESENTED, State.ATTACHED) and not offer.released
 
     def _check_editor_serves(self, offer: Offer) -> None:
         """Whether the editor can still show the prompt and pass it keys.
@@ -539,7 +548,9 @@ class OfferTable:
         offer.editor_check = None
         if not self._waits_for_an_answer(offer):
             return
-        deadline = self._loop.call_later(self.blocked_after / 2, self._editor_blocked, offer)
+        # A drawn prompt is the user's: a busy spell only delays their keys.
+        patience = max(DRAWN_PATIENCE, self.blocked_after) if offer.drawn else self.blocked_after / 2
+        deadline = self._loop.call_later(patience, self._editor_blocked, offer)
         offer.editor_check = deadline
 
         def answered(waits_for_user: bool | None) -> None:
