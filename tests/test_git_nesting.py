@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,11 @@ def head_is_signed(keyring: Keyring, repo: Path) -> bool:
         subprocess.run(["git", "verify-commit", "HEAD"], cwd=repo, env=env, capture_output=True).returncode
         == 0
     )
+
+
+def subject(repo: Path) -> str:
+    log = subprocess.run(["git", "log", "-1", "--format=%s"], cwd=repo, capture_output=True, text=True)
+    return log.stdout.strip()
 
 
 def wrapper_execs(log: Path) -> int:
@@ -315,16 +321,15 @@ def mini_git(
 def test_mini_git_commit_asks_in_the_prompt_window(mini_git: tuple[Editor, Keyring, Path]) -> None:
     ed, keyring, repo = mini_git
     for round_ in range(2):  # a second signature right after works too
-        ed.nvim.input(f":Git! commit -q --allow-empty -S -m 'from mini.git {round_}'<CR>")
+        # mini.git splits its arguments at white space: no quotes.
+        ed.nvim.input(f":Git! commit -q --allow-empty -S -m from-mini.git-{round_}<CR>")
         wait_until(
             lambda: any("Passphrase" in ed.buf_text(w) for w in ed.float_wins()), timeout=30, what="pinentry"
         )
         ed.nvim.input(keyring.passphrase + "<CR>")
-        wait_until(lambda: head_is_signed(keyring, repo), timeout=30, what="the signed commit")
-        subject = subprocess.run(
-            ["git", "log", "-1", "--format=%s"], cwd=repo, capture_output=True, text=True
-        )
-        assert subject.stdout.strip() == f"from mini.git {round_}"
+        wanted = f"from-mini.git-{round_}"
+        wait_until(lambda: subject(repo) == wanted, timeout=30, what="the commit")  # noqa: B023
+        assert head_is_signed(keyring, repo)
         wait_until(lambda: not ed.float_wins(), timeout=30, what="the window to go")
         if round_ == 0:
             subprocess.run(["gpgconf", "--kill", "gpg-agent"], env={**os.environ, **keyring.env}, check=True)
@@ -334,18 +339,35 @@ def test_mini_git_commit_asks_in_the_prompt_window(mini_git: tuple[Editor, Keyri
 @pytest.mark.e2e
 def test_mini_git_waiting_for_git_is_told_how_to_sign(mini_git: tuple[Editor, Keyring, Path]) -> None:
     # Without !, mini.git waits for git in vim.wait(), where no key reaches
-    # a window: the prompt is hung up and the user told how to sign.
-    ed, _, repo = mini_git
-    ed.nvim.input(":Git commit -q --allow-empty -S -m 'waited for'<CR>")
+    # a window: gpg fails at once, and the user is told how to sign.
+    ed, keyring, repo = mini_git
+    started = time.monotonic()
+    ed.nvim.input(":Git commit -q --allow-empty -S -m waited-for<CR>")
     notice = wait_until(
         lambda: next(
-            (n for n in ed.lua("return require('ttyoffer').status().notices") if "hung up" in n), None
+            (n for n in ed.lua("return require('ttyoffer').status().notices") if ":Bang" in n), None
         ),
         timeout=30,
         what="the notice",
     )
-    assert ":Bang 'git' 'commit' '-q' '--allow-empty' '-S' '-m' 'waited for'" in notice
-    wait_until(lambda: not wrappers_running(), timeout=30, what="no wrapper left")
+    assert notice.startswith("(ttyoffer) gpg got no window to ask in: to sign, run :Bang 'git' 'commit'")
+    assert "'-m' 'waited-for'" in notice
+    messages = wait_until(
+        lambda: (
+            (m := ed.nvim.api.exec2("messages", {"output": True})["output"]) and "failed to sign" in m and m
+        ),
+        timeout=20,
+        what="mini.git's error",
+    )
+    assert time.monotonic() - started < 20, messages  # at once, not at mini.git's 30 s timeout
+    assert ed.float_wins() == []
+    wait_until(lambda: not wrappers_running(), what="no wrapper left")
+    # What the notice says works.
+    ed.nvim.command("Bang git commit -q --allow-empty -S -m waited-for")
+    wait_until(lambda: ed.float_wins(), timeout=30, what="the prompt window")
+    ed.nvim.input(keyring.passphrase + "<CR>")
+    assert ed.wait_event("TtyOfferBangDone", timeout=30)[0]["data"]["code"] == 0
+    assert head_is_signed(keyring, repo)
 
 
 # --- lease() within bounds ---------------------------------------------------

@@ -9,6 +9,7 @@ local config = require('ttyoffer.config')
 local host = require('ttyoffer.host')
 local notify = require('ttyoffer.notify')
 local records = require('ttyoffer.records')
+local title = require('ttyoffer.title')
 
 -- Deeper than any real chain of processes (git → gpg's wrapper under a
 -- terminal's shell under a plugin's job): a bound on the walk, no more.
@@ -78,6 +79,12 @@ local function refusal(pid)
   if not M.descends_from(pid, vim.fn.getpid()) then
     return 'not a process of this editor'
   end
+  if vim.fn.state():find('S', 1, true) then
+    -- Asked from inside a plugin's own wait (mini.git's vim.wait() for a
+    -- `:Git commit`): a window would open, but no key typed would reach it
+    -- until the wait is over.
+    return 'the editor is inside a wait that passes no keys'
+  end
   for _, record in ipairs(records.list()) do
     if record.pid == pid and not record.released then
       return 'it holds one already'
@@ -99,6 +106,10 @@ function M.grant(pid)
     return ''
   end
   local reason = refusal(pid)
+  -- The command to run again where it can be answered: git's, the
+  -- wrapper's parent.
+  local parent = parent_of(pid)
+  local rerun = parent and M.argv_of(parent)
   local offer_id, slave
   if not reason then
     offer_id, slave = host.take()
@@ -109,24 +120,17 @@ function M.grant(pid)
     if reason ~= 'ttyoffer is off' and reason ~= 'not a process of this editor' then
       -- A gpg of this editor's that will fail: say once how to sign so that
       -- it can be answered.
+      local command = rerun and title.sanitize(require('ttyoffer.unserved').as_bang_argument(rerun), math.huge)
+        or "git commit -S …"
       notify.once(
         'lease-refused',
-        'gpg found no terminal to ask on: run the commit with :Bang',
+        'gpg got no window to ask in: to sign, run :Bang ' .. command,
         vim.log.levels.WARN,
-        string.format(
-          'gpg (pid %d) asked for a terminal and got none (%s); its signature fails. '
-            .. 'Sign with :Bang git commit -S … or in a :terminal, where it can be answered',
-          pid,
-          reason
-        )
+        'gpg got no window to ask in (' .. reason .. '): to sign, run :Bang ' .. command
       )
     end
     return ''
   end
-  -- The command to run again where it can be answered, should the prompt
-  -- be hung up: git's, the wrapper's parent.
-  local parent = parent_of(pid)
-  local rerun = parent and M.argv_of(parent)
   records.add({ id = offer_id, pid = pid, cmd = { 'gpg' }, rerun = rerun, state = 'armed' })
   host.notify('bind', offer_id, pid)
   return slave
