@@ -337,6 +337,23 @@ def test_mini_git_commit_asks_in_the_prompt_window(mini_git: tuple[Editor, Keyri
 
 
 @pytest.mark.e2e
+def test_mini_git_commit_written_in_its_buffer_then_signed(mini_git: tuple[Editor, Keyring, Path]) -> None:
+    ed, keyring, repo = mini_git
+    ed.nvim.input(":Git commit --allow-empty -S<CR>")
+    wait_until(
+        lambda: ed.nvim.current.buffer.name.endswith("COMMIT_EDITMSG"), timeout=30, what="the message buffer"
+    )
+    ed.nvim.input("iwritten-in-the-buffer<Esc>:wq<CR>")
+    wait_until(
+        lambda: any("Passphrase" in ed.buf_text(w) for w in ed.float_wins()), timeout=30, what="pinentry"
+    )
+    ed.nvim.input(keyring.passphrase + "<CR>")
+    wait_until(lambda: subject(repo) == "written-in-the-buffer", timeout=30, what="the commit")
+    assert head_is_signed(keyring, repo)
+    wait_until(lambda: not wrappers_running(), what="no wrapper left")
+
+
+@pytest.mark.e2e
 def test_mini_git_waiting_for_git_is_told_how_to_sign(mini_git: tuple[Editor, Keyring, Path]) -> None:
     # Without !, mini.git waits for git in vim.wait(), where no key reaches
     # a window: gpg fails at once, and the user is told how to sign.

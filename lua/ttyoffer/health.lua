@@ -202,11 +202,12 @@ local function check_routes(ttyoffer)
   end
   if ttyoffer.enabled() and routes_config.lua then
     local kept = M.stock_spawners_kept()
-    for _, module in ipairs(vim.tbl_keys(kept)) do
+    local modules = vim.tbl_keys(kept)
+    table.sort(modules)
+    for _, module in ipairs(modules) do
       warn(
         string.format(
-          'Module %s keeps its own reference to stock %s (it loaded before ttyoffer): '
-            .. 'its commands get no offer',
+          'Module %s keeps its own reference to stock %s (it loaded before ttyoffer): its commands get no offer',
           module,
           table.concat(kept[module], ', ')
         ),
