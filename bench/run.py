@@ -618,7 +618,6 @@ def git_status(workdir: Path, rounds: int) -> dict[str, Any]:
         "GIT_CONFIG_COUNT": "2",
         "GIT_CONFIG_KEY_1": "gpg.program",
         "GIT_CONFIG_VALUE_1": str(ROOT / "libexec" / "ttyoffer-gpg"),
-        "TTYOFFER_GIT_CONFIG_COUNT": "1",
     }
     samples: dict[str, list[float]] = {"with": [], "without": []}
     for i in range(rounds):

@@ -16,6 +16,13 @@ end
 
 local api = vim.api
 
+-- The Lua spawners' stand-ins go in now, before a plugin loaded after this
+-- one keeps its own reference to a spawner; stock until the plugin starts.
+-- (A setup() that ran already has put them in, or left them out.)
+if not package.loaded['ttyoffer.config'] then
+  require('ttyoffer.stand_ins').put_in()
+end
+
 api.nvim_create_user_command('Bang', function(opts)
   require('ttyoffer.bang').run(opts.args)
 end, { nargs = '*', complete = 'shellcmd', desc = 'Run {cmd} like :! without blocking, with a prompt window' })

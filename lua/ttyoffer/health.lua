@@ -116,6 +116,59 @@ local function check_ptys(python)
   end
 end
 
+--- Loaded modules that kept one of the editor's own spawners (captured
+--- before the stand-ins went in): in their tables, one table deeper, and
+--- in the upvalues of their functions. Only at :checkhealth.
+--- @return table<string, string[]> module name -> spawners, sorted
+function M.stock_spawners_kept()
+  local stand_ins = require('ttyoffer.stand_ins')
+  local originals = require('ttyoffer.originals')
+  local stock = {} --- @type table<function, string>
+  for _, spawner in ipairs(stand_ins.SPAWNERS) do
+    stock[originals[spawner.key]] = spawner.shown
+  end
+  local kept = {} --- @type table<string, table<string, boolean>>
+  local function note(module, value)
+    local shown = stock[value]
+    if shown then
+      kept[module] = kept[module] or {}
+      kept[module][shown] = true
+    end
+  end
+  local function look_into_function(module, fn)
+    for i = 1, 255 do
+      local name, value = debug.getupvalue(fn, i)
+      if not name then
+        break
+      end
+      note(module, value)
+    end
+  end
+  local function look_into(module, value, depth)
+    if type(value) == 'function' then
+      note(module, value)
+      look_into_function(module, value)
+    elseif type(value) == 'table' and depth > 0 then
+      for _, field in next, value do -- raw: no __pairs of theirs
+        look_into(module, field, depth - 1)
+      end
+    end
+  end
+  for module, value in next, package.loaded do
+    if type(module) == 'string' and not (module:find('^ttyoffer') or module == 'vim' or module:find('^vim[._]')) then
+      if module ~= '_G' and type(value) ~= 'userdata' then
+        look_into(module, value, 2)
+      end
+    end
+  end
+  local result = {}
+  for module, spawners in pairs(kept) do
+    result[module] = vim.tbl_keys(spawners)
+    table.sort(result[module])
+  end
+  return result
+end
+
 local function check_routes(ttyoffer)
   start('ttyoffer: routes')
   local routes = require('ttyoffer.routes').active()
@@ -136,11 +189,34 @@ local function check_routes(ttyoffer)
   if routes.lua then
     ok('vim.fn.jobstart(), vim.system(), vim.fn.system(), vim.fn.systemlist() from Lua: wrapped')
   elseif ttyoffer.enabled() and routes_config.lua then
-    warn('The Lua spawners are not wrapped: another plugin replaced them after ttyoffer started', {
-      "Calls through that plugin's functions run as it decides",
-    })
+    local stand_ins = require('ttyoffer.stand_ins')
+    for _, spawner in ipairs(stand_ins.SPAWNERS) do
+      if not rawequal(spawner.owner[spawner.name], stand_ins[spawner.key]) then
+        warn(spawner.shown .. ' is not wrapped: another plugin replaced it after ttyoffer loaded', {
+          "Calls through that plugin's function run as it decides",
+        })
+      end
+    end
   else
     info('Lua spawners: stock (the offer or routes.lua is off)')
+  end
+  if ttyoffer.enabled() and routes_config.lua then
+    local kept = M.stock_spawners_kept()
+    local modules = vim.tbl_keys(kept)
+    table.sort(modules)
+    for _, module in ipairs(modules) do
+      warn(
+        string.format(
+          'Module %s keeps its own reference to stock %s (it loaded before ttyoffer): its commands get no offer',
+          module,
+          table.concat(kept[module], ', ')
+        ),
+        {
+          'Load ttyoffer before that plugin (earlier in your plugin list, not lazy-loaded), '
+            .. 'or call require("ttyoffer").setup() before it loads (see :help ttyoffer-loading)',
+        }
+      )
+    end
   end
   if routes.git then
     ok("git's gpg.program: ttyoffer's, running yours (" .. require('ttyoffer.gitenv').wrapper .. ')')

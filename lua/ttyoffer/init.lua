@@ -29,6 +29,8 @@ function M.setup(opts)
   if started then
     routes.apply()
     host.notify('configure', config.current.blocked_timeout)
+  else
+    routes.early()
   end
 end
 
@@ -386,24 +388,15 @@ end
 --- its prompt window opens when something writes to the terminal, and the
 --- terminal goes when the process ends. Called by git's gpg.program
 --- (libexec/ttyoffer-gpg) over $NVIM, for a gpg whose own terminal nobody
---- can answer on. '' when none can be had (off, no host, none in stock).
+--- can answer on. '' when none can be had (off, no host, a process not of
+--- this editor, at max_offers; see ttyoffer.lease).
 --- @param pid integer
 --- @return string slave path or ''
 function M.lease(pid)
-  pid = tonumber(pid)
   if config.current.enabled and host.state == 'stopped' then
     vim.schedule(M.start) -- asked before host_start_delay: for the next one
   end
-  if not (pid and pid > 0 and config.current.enabled and host.ready()) then
-    return ''
-  end
-  local offer_id, slave = host.take()
-  if not offer_id then
-    return ''
-  end
-  records.add({ id = offer_id, pid = pid, cmd = { 'gpg' }, state = 'armed' })
-  host.notify('bind', offer_id, pid)
-  return slave
+  return require('ttyoffer.lease').grant(pid)
 end
 
 --- Run one interactive program in a pane of its own; see :help ttyoffer.run().
