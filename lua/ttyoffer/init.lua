@@ -27,7 +27,7 @@ function M.setup(opts)
   config.current = config.merge(opts, config.current)
   highlights.define()
   if started then
-    routes.apply()
+    routes.apply(M)
     host.notify('configure', config.current.blocked_timeout)
   else
     routes.early()
@@ -70,7 +70,7 @@ function M.start()
     host.start(host_exited)
     host.refill() -- after :TtyOffer off gave the spares back
   end
-  routes.apply()
+  routes.apply(M)
 end
 
 --- At startup: all of start() but the host, which starts at the first
@@ -85,7 +85,7 @@ function M._start_soon()
   started = true
   highlights.define()
   typing.watch()
-  routes.apply()
+  routes.apply(M)
   vim.defer_fn(function()
     if config.current.enabled and host.state == 'stopped' then
       M.start()
@@ -102,7 +102,7 @@ end
 --- (no command sees them), so that on is instant again.
 function M.disable()
   config.current.enabled = false
-  routes.apply()
+  routes.apply(M)
 end
 
 function M.toggle()

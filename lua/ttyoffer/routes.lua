@@ -17,9 +17,10 @@ local stand_ins = require('ttyoffer.stand_ins')
 
 local wrapped = false
 
-local function wrap_lua_spawners()
+--- @param spawners table the wrappers the stand-ins serve (ttyoffer's)
+local function wrap_lua_spawners(spawners)
   stand_ins.put_in()
-  stand_ins.serve(require('ttyoffer'))
+  stand_ins.serve(spawners)
   wrapped = true
 end
 
@@ -54,12 +55,15 @@ function M.early()
 end
 
 --- Put the routes in line with the configuration: each on when the offer
---- and its option are, else exactly stock.
-function M.apply()
+--- and its option are, else exactly stock. `spawners` is the module whose
+--- jobstart, system, fn_system and systemlist the stand-ins serve (the
+--- caller's: this module requires nothing above it).
+--- @param spawners table
+function M.apply(spawners)
   local on = config.current.enabled
   local want_lua = on and config.current.routes.lua
   if want_lua and not wrapped then
-    wrap_lua_spawners()
+    wrap_lua_spawners(spawners)
   elseif not want_lua and wrapped then
     unwrap_lua_spawners()
   end
