@@ -206,10 +206,14 @@ end
 --- @param path string the remote plugin's folder
 function M.spawn(python, path)
   M.stderr = {}
+  -- pynvim's host, deaf to notifications it does not handle (a GUI's or a
+  -- plugin's rpcnotify(0, ...)): ttyoffer_nvim/pluginhost.py.
   local argv = {
     python,
     '-c',
-    'import sys; sys.path = [p for p in sys.path if p != ""]; import neovim; neovim.start_host()',
+    'import sys; sys.path = [p for p in sys.path if p != ""]; sys.path.insert(0, sys.argv[1]); '
+      .. 'from ttyoffer_nvim.pluginhost import main; main(sys.argv[2])',
+    require('ttyoffer.install').root,
     path,
   }
   local ok, job = pcall(originals.jobstart, argv, {
