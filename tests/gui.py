@@ -144,10 +144,18 @@ class Gui:
             self.window = found.split()[0]
             wait_until(lambda: _accepts(self.socket), START_TIMEOUT, "the GUI's Neovim to listen")
             self.nvim = pynvim.attach("socket", path=self.socket)
-        except BaseException:
+        except BaseException as error:
             self.close()
+            if isinstance(error, Exception):
+                why = f"neovim-qt did not come up: {error}; its log: {self.log_tail()}"
+                raise AssertionError(why) from error
             raise
         self.editor = Editor(self.nvim)
+
+    def log_tail(self) -> str:
+        with suppress(OSError):
+            return self.log.read_text(errors="replace")[-2000:]
+        return "(none)"
 
     def xdotool(self, *args: str, timeout: float = START_TIMEOUT) -> str:
         run = subprocess.run(

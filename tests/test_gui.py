@@ -23,6 +23,8 @@ T = TypeVar("T")
 pytestmark = [
     pytest.mark.tui,
     pytest.mark.e2e,
+    # Qt's start and two signatures, on a loaded machine.
+    pytest.mark.timeout(300),
     pytest.mark.skipif(
         bool(missing_programs()),
         reason=f"the GUI tests need {', '.join(missing_programs())} (scripts/bootstrap.sh installs them)",
