@@ -63,6 +63,13 @@ if [ -n "${TTYOFFER_FOR_TESTS:-}" ]; then
   NEEDED[strace]=strace
 fi
 
+# scripts/screenshots' picture of the GUI (the tests' GUI packages alone).
+if [ -n "${TTYOFFER_FOR_GUI:-}" ]; then
+  NEEDED[nvim-qt]=neovim-qt
+  NEEDED[Xvfb]=xvfb
+  NEEDED[xdotool]=xdotool
+fi
+
 say() { printf '%s\n' "ttyoffer: $*" >&2; }
 
 missing=()

@@ -290,13 +290,16 @@ end
 function M.spawn(python, path)
   M.stderr = {}
   unanswered = nil
-  -- ssl is kept out: asyncio imports it when it can (2.5 MB of an idle
-  -- host), and the host never speaks TLS.
+  -- pynvim's host, deaf to notifications it does not handle (a GUI's or a
+  -- plugin's rpcnotify(0, ...)): ttyoffer_nvim/pluginhost.py. ssl is kept
+  -- out: asyncio imports it when it can (2.5 MB of an idle host), and the
+  -- host never speaks TLS.
   local argv = {
     python,
     '-c',
     'import sys; sys.path = [p for p in sys.path if p != ""]; sys.modules["ssl"] = None; '
-      .. 'import neovim; neovim.start_host()',
+      .. 'sys.path.insert(0, sys.argv[1]); from ttyoffer_nvim.pluginhost import main; main(sys.argv[2])',
+    require('ttyoffer.install').root,
     path,
   }
   local ok, job = pcall(originals.jobstart, argv, {

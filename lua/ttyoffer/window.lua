@@ -7,6 +7,7 @@ local M = {}
 local api = vim.api
 local config = require('ttyoffer.config')
 local highlights = require('ttyoffer.highlights')
+local hitenter = require('ttyoffer.hitenter')
 local layout = require('ttyoffer.layout')
 
 local WINHIGHLIGHT =
@@ -16,6 +17,7 @@ local WINHIGHLIGHT =
 --- @field win integer
 --- @field buf integer
 --- @field chan integer
+--- @field unguard fun() stops answering hit-enter prompts over it
 
 -- A scratch buffer made ahead of the next prompt: one less thing to do
 -- between the command's first byte and the window.
@@ -92,7 +94,7 @@ function M.open(opts)
       decline()
     end,
   })
-  return { win = win, buf = buf, chan = chan }, win_config.height, win_config.width
+  return { win = win, buf = buf, chan = chan, unguard = hitenter.guard(buf) }, win_config.height, win_config.width
 end
 
 -- How often, and how many times at most, whether the terminal shows the
@@ -174,6 +176,7 @@ end
 --- Close the window and wipe its buffer (and with it the terminal's text).
 --- @param window ttyoffer.Window
 function M.close(window)
+  window.unguard()
   if api.nvim_win_is_valid(window.win) then
     pcall(api.nvim_win_close, window.win, true)
   end
