@@ -15,6 +15,7 @@ local prompts = require('ttyoffer.prompts')
 local records = require('ttyoffer.records')
 local routes = require('ttyoffer.routes')
 local spawn = require('ttyoffer.spawn')
+local startable = require('ttyoffer.startable')
 local title = require('ttyoffer.title')
 local typing = require('ttyoffer.typing')
 
@@ -103,7 +104,8 @@ end
 --- The full path of the program a command runs, as jobstart() finds it
 --- (and puts it in argv[0]); true for a string command that a POSIX 'shell'
 --- runs (jobstart() checks 'shell' itself, and raises E903 for the wrapped
---- command as for the plain one); nil when jobstart() must judge.
+--- command as for the plain one); nil when jobstart() must judge (and raise
+--- its E903 or return -1).
 --- @return string|true|nil
 local function resolve(cmd, opts)
   local program = cmd[1]
@@ -121,7 +123,10 @@ local function resolve(cmd, opts)
     return nil -- a PATH of the caller's own: let jobstart() judge it
   end
   local path = vim.fn.exepath(program)
-  return path ~= '' and path or nil
+  if path == '' or startable.refusal(path, opts and opts.cwd) then
+    return nil -- jobstart() raises its own E903 for it, system() -1
+  end
+  return path
 end
 
 -- env(1), which puts back what /bin/sh drops from a list command's
@@ -182,7 +187,7 @@ local function offered_command(cmd, opts, locate)
   local shell = type(cmd) == 'string' and { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag } or nil
   local command = spawn.command(cmd, slave, shell, opts, {
     program = program ~= true and program or nil,
-    pwd = vim.env.PWD,
+    pwd = vim.uv.os_getenv('PWD'), -- vim.env cannot be read in a fast event
     env_program = ENV_PROGRAM,
     restore = restore,
   })
@@ -227,8 +232,9 @@ function M.jobstart(cmd, opts)
     return originals.jobstart(cmd, opts)
   end
   local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
-  if not (valid and (opts == nil or type(opts) == 'table')) then
-    -- jobstart() itself reports the error and returns 0 or -1, exactly as stock.
+  if not (valid and (opts == nil or type(opts) == 'table')) or vim.in_fast_event() then
+    -- jobstart() itself reports the error and returns 0 or -1, exactly as
+    -- stock (in a fast event: its own E5560).
     return plain()
   end
   local command, offer_id = offered_command(cmd, opts, resolve)
@@ -286,7 +292,14 @@ local function locate_for_system(cmd, opts)
   elseif opts and type(opts.env) == 'table' and opts.env.PATH ~= nil then
     return nil
   end
-  return vim.fn.executable(program) == 1 and program or nil
+  if vim.fn.executable(program) ~= 1 then
+    return nil
+  end
+  -- vim.system() raises ENOENT or EACCES for a program the kernel refuses.
+  if startable.refusal(vim.fn.exepath(program), opts and opts.cwd) then
+    return nil
+  end
+  return program
 end
 
 --- Same contract as |vim.system()|, plus the offer: same object, same
@@ -335,7 +348,8 @@ end
 local function run_blocking(stock_fn, cmd, ...)
   local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
   local command, offer_id
-  if valid then
+  -- In a fast event the stock function raises its own E5560.
+  if valid and not vim.in_fast_event() then
     command, offer_id = offered_command(cmd, nil, resolve)
   end
   if not command then
