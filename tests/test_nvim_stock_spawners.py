@@ -1,11 +1,17 @@
 """The wrapped spawners against stock, in the same run, on 0.12-dev and
 0.11.4: called from a luv callback (a timer, another vim.system's on_exit,
-a uv.fs callback), and given a program the kernel will not start. Real
-programs throughout: scripts whose #! interpreter is missing, an ELF binary
-whose loader is missing."""
+a uv.fs callback), leaving a process in the background, and given a program
+the kernel will not start. Real programs throughout: a `sh -c 'sleep 30 &'`
+whose sleep must outlive its command, git's credential-cache daemon, scripts
+whose #! interpreter is missing, an ELF binary whose loader is missing."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -128,6 +134,133 @@ def test_a_prompt_from_a_timer_callback_is_answered(ed: Editor) -> None:
     assert (result["code"], result["stdout"]) == (0, "hello early\n")
 
 
+# -- background processes -------------------------------------------------------
+
+# Starts `sh -c 'sleep 30 &'` (its pid written to `pidfile`) through one
+# spawner, stock or wrapped, and returns once the command has exited.
+IN_THE_BACKGROUND = r"""
+local which, how, pidfile = ...
+local o = require('ttyoffer.originals')
+local T = require('ttyoffer')
+local S = which == 'stock' and o
+  or { system = T.system, jobstart = T.jobstart, fn_system = T.fn_system, systemlist = T.systemlist }
+local script = 'sleep 30 >/dev/null 2>&1 & echo $! > ' .. vim.fn.shellescape(pidfile) .. '; echo started'
+local function job(cmd)
+  local code
+  S.jobstart(cmd, { on_exit = function(_, c) code = c end })
+  vim.wait(20000, function() return code ~= nil end)
+  return code
+end
+if how == 'jobstart' then
+  return job({ 'sh', '-c', script })
+elseif how == 'jobstart, string' then
+  return job(script)
+elseif how == 'vim.system' then
+  return S.system({ 'sh', '-c', script }):wait().code
+elseif how == 'vim.system, on_exit' then
+  local code
+  S.system({ 'sh', '-c', script }, {}, function(out) code = out.code end)
+  vim.wait(20000, function() return code ~= nil end)
+  return code
+elseif how == 'system(), string' then
+  S.fn_system(script)
+  return vim.v.shell_error
+end
+S.fn_system({ 'sh', '-c', script })
+return vim.v.shell_error
+"""
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie is dead)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in "ZX"
+
+
+def stays_alive(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "jobstart",
+        "jobstart, string",
+        "vim.system",
+        "vim.system, on_exit",
+        "system(), string",
+        "system(), list",
+    ],
+)
+def test_a_background_process_outlives_its_command_as_in_stock(ed: Editor, tmp_path: Path, how: str) -> None:
+    pids = []
+    try:
+        for which in ("stock", "ours"):
+            pidfile = tmp_path / f"{which}.pid"
+            skips = ed.lua(SKIPS)
+            assert ed.lua(IN_THE_BACKGROUND, which, how, str(pidfile)) == 0
+            if which == "ours":
+                assert ed.lua(SKIPS) == skips  # the command had its terminal
+            pid = int(pidfile.read_text())
+            pids.append(pid)
+            # The command is over, and the host is done with its terminal
+            # (what still held it was hung up then): the sleep lives on.
+            wait_until(lambda: ed.lua("return #require('ttyoffer').offers() == 0"), what="the offer's end")
+            assert stays_alive(pid, 0.5), f"{which}: the background sleep died with its command"
+    finally:
+        for pid in pids:
+            if alive(pid):
+                os.kill(pid, signal.SIGTERM)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_credential_cache_daemon_outlives_git(ed: Editor, tmp_path: Path) -> None:
+    # A daemon a real program starts without a session of its own: git's
+    # credential cache, as a plugin's `git push` over HTTPS leaves it. Had it
+    # died with the git that started it, nothing would be cached.
+    socket = tmp_path / "cache" / "socket"
+    helper = f"cache --timeout=300 --socket={socket}"
+    store = "protocol=https\nhost=example.com\nusername=user\npassword=a secret\n\n"
+    try:
+        result = ed.lua(
+            """
+            local helper, store = ...
+            local code
+            local argv = { 'git', '-c', 'credential.helper=' .. helper, 'credential', 'approve' }
+            local job = vim.fn.jobstart(argv, { on_exit = function(_, c) code = c end })
+            vim.fn.chansend(job, store)
+            vim.fn.chanclose(job, 'stdin')
+            vim.wait(20000, function() return code ~= nil end)
+            return code
+            """,
+            helper,
+            store,
+        )
+        assert result == 0
+        wait_until(lambda: ed.lua("return #require('ttyoffer').offers() == 0"), what="the offers' end")
+        time.sleep(0.3)
+        got = subprocess.run(
+            ["git", "-c", f"credential.helper={helper}", "credential", "fill"],
+            input="protocol=https\nhost=example.com\nusername=user\n\n",
+            capture_output=True,
+            text=True,
+            timeout=20,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+        assert "password=a secret" in got.stdout, got.stderr
+    finally:
+        stop = ["git", "credential-cache", f"--socket={socket}", "exit"]
+        subprocess.run(stop, capture_output=True, timeout=20, check=False)
+
+
 # -- programs that cannot start --------------------------------------------------
 
 
@@ -228,3 +361,62 @@ def test_a_program_that_cannot_start_fails_as_in_stock(ed: Editor, programs: Pat
         assert "E903" in ed.lua(CALL, "ours", "jobstart", missing)[1]
     if call == "fn_system":
         assert ed.lua(CALL, "ours", "fn_system", missing)[1] == ["", -1]
+
+
+# -- what is left, as :help ttyoffer-contract says ---------------------------------
+
+
+def test_the_pid_is_the_leaders_and_signals_end_the_command_as_in_stock(ed: Editor) -> None:
+    # The pid a spawner returns is the shell that leads the command's
+    # session; the command is its child. Stopping either way ends the
+    # command with the status stock reports.
+    stop_both = """
+    local which = ...
+    local o = require('ttyoffer.originals')
+    local system = which == 'stock' and o.system or vim.system
+    local jobstart = which == 'stock' and o.jobstart or vim.fn.jobstart
+    local code
+    local obj = system({ 'sleep', '30' })
+    local job = jobstart({ 'sleep', '30' }, { on_exit = function(_, c) code = c end })
+    local pids = { obj.pid, vim.fn.jobpid(job) }
+    vim.wait(5000, function()
+      return #vim.api.nvim_get_proc_children(pids[1]) > 0 and #vim.api.nvim_get_proc_children(pids[2]) > 0
+    end)
+    local names = {}
+    for _, pid in ipairs(pids) do
+      local child = vim.api.nvim_get_proc_children(pid)[1]
+      table.insert(names, child and vim.api.nvim_get_proc(child).name or vim.api.nvim_get_proc(pid).name)
+    end
+    obj:kill(15)
+    vim.fn.jobstop(job)
+    vim.wait(10000, function() return code ~= nil end)
+    return { names, obj:wait().signal, code }
+    """
+    ours = ed.lua(stop_both, "ours")
+    stock = ed.lua(stop_both, "stock")
+    assert ours == stock == [["sleep", "sleep"], 15, 143]
+
+
+def test_ctrl_z_in_a_prompt_window_stops_nothing(ed: Editor) -> None:
+    # Job control would deliver the SIGTSTP of a typed CTRL-Z to the command
+    # (its group is the terminal's foreground one); the leader lets it go
+    # on at once, and the prompt is answered as if nothing was typed.
+    ed.lua(
+        """
+        _G.asked = nil
+        vim.fn.jobstart({ 'sh', '-c', 'printf "Name: " >/dev/tty; read n </dev/tty; echo "hello $n"' }, {
+          stdout_buffered = true,
+          on_stdout = function(_, data) _G.asked_out = data end,
+          on_exit = function(_, code) _G.asked = code end,
+        })
+        """
+    )
+    win = wait_until(lambda: ed.float_wins(), timeout=20, what="the prompt window")[0]
+    wait_until(lambda: "Name:" in ed.buf_text(win), what="the question")
+    wait_until(lambda: ed.mode() == "t", what="terminal mode")
+    ed.nvim.input("<C-z>")
+    time.sleep(0.3)
+    ed.nvim.input("early<CR>")
+    wait_until(lambda: ed.lua("return _G.asked ~= nil"), timeout=20, what="the exit")
+    assert ed.lua("return _G.asked") == 0
+    assert ed.lua("return _G.asked_out") == ["hello early", ""]

@@ -102,19 +102,13 @@ function M.offers()
 end
 
 --- The full path of the program a command runs, as jobstart() finds it
---- (and puts it in argv[0]); true for a string command that a POSIX 'shell'
---- runs (jobstart() checks 'shell' itself, and raises E903 for the wrapped
---- command as for the plain one); nil when jobstart() must judge (and raise
---- its E903 or return -1).
---- @return string|true|nil
+--- (and puts it in argv[0]): for a string command, the 'shell' that runs
+--- it; nil when jobstart() must judge (and raise its E903 or return -1).
+--- @return string?
 local function resolve(cmd, opts)
   local program = cmd[1]
   if type(cmd) == 'string' then
-    local shell = vim.o.shell
-    if spawn.is_posix_shell(shell) then
-      return true
-    end
-    program = vim.fn.split(shell)[1] -- others are started through /bin/sh
+    program = vim.fn.split(vim.o.shell)[1]
   end
   if type(program) ~= 'string' or program == '' then
     return nil
@@ -156,7 +150,7 @@ end
 --- none: the spawner itself must judge the command and report its error).
 --- @param cmd string|string[]
 --- @param opts table? jobstart()-style options (env, clear_env, detach…)
---- @param locate fun(cmd: string|string[], opts: table?): string|true|nil
+--- @param locate fun(cmd: string|string[], opts: table?): string?
 ---   the program as the spawner finds it (resolve() or the like), nil when
 ---   the spawner must judge the command
 --- @return (string|string[])? command, integer? offer_id
@@ -167,7 +161,7 @@ local function offered_command(cmd, opts, locate)
     return nil
   end
   local restore = {}
-  if not reason and program ~= true then
+  if not reason then
     restore = spawn.entries_sh_would_drop(opts, vim.uv.os_environ())
     if #restore > 0 and (ENV_PROGRAM == '' or program:find('=', 1, true)) then
       -- env(1) would be needed, and is missing or would take the program
@@ -186,7 +180,8 @@ local function offered_command(cmd, opts, locate)
   end
   local shell = type(cmd) == 'string' and { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag } or nil
   local command = spawn.command(cmd, slave, shell, opts, {
-    program = program ~= true and program or nil,
+    -- A string's 'shell' goes in argv[0] as written there, as stock has it.
+    program = type(cmd) ~= 'string' and program or nil,
     pwd = vim.uv.os_getenv('PWD'), -- vim.env cannot be read in a fast event
     env_program = ENV_PROGRAM,
     restore = restore,
