@@ -221,6 +221,30 @@ def test_a_background_process_outlives_its_command_as_in_stock(ed: Editor, tmp_p
                 os.kill(pid, signal.SIGTERM)
 
 
+def late_line(path: Path) -> str:
+    def text() -> str | None:
+        return path.read_text() if path.exists() else None
+
+    return wait_until(text, timeout=15, what=f"a line in {path.name}")
+
+
+def test_a_background_process_has_no_terminal_once_its_command_ended(ed: Editor, tmp_path: Path) -> None:
+    # After its command, a background process opens /dev/tty as it would in
+    # stock: there is none (the leader's exit took the session's terminal).
+    script = "(sleep 1; if true 3</dev/tty; then echo opened; else echo none; fi) >{out} 2>/dev/null &"
+    for which in ("stock", "ours"):
+        out = tmp_path / f"{which}.out"
+        ed.lua(
+            "local which, cmd = ... local o = require('ttyoffer.originals') "
+            "local js = which == 'stock' and o.jobstart or vim.fn.jobstart "
+            "local code js(cmd, { on_exit = function(_, c) code = c end }) "
+            "vim.wait(10000, function() return code ~= nil end)",
+            which,
+            ["sh", "-c", script.format(out=out)],
+        )
+        assert late_line(out) == "none\n", which
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_git_credential_cache_daemon_outlives_git(ed: Editor, tmp_path: Path) -> None:
     # A daemon a real program starts without a session of its own: git's
