@@ -318,6 +318,11 @@ def programs(tmp_path: Path) -> Path:
     (bin_dir / "dangling").symlink_to("/nonexistent/program")
     elf_with_missing_loader(bin_dir / "missing-loader")
     script("loader-missing-interpreter", f"#!{bin_dir}/missing-loader\n")
+    # Scripts as each other's interpreter: the kernel follows 4 (5 files to
+    # /bin/sh), refuses 5 with ELOOP.
+    script("nested-0", "#!/bin/sh\necho nested\n")
+    for depth in range(1, 6):
+        script(f"nested-{depth}", f"#!{bin_dir}/nested-{depth - 1}\n")
     return bin_dir
 
 
@@ -331,6 +336,8 @@ CANNOT_START = [
     "a-directory",
     "dangling",
     "no-such-program",
+    "nested-5",
+    "nested-4",  # started
     "no-shebang",  # ENOEXEC: both fall back to /bin/sh
     "fine",
 ]
@@ -375,7 +382,7 @@ def test_a_program_that_cannot_start_fails_as_in_stock(ed: Editor, programs: Pat
             stock = ed.lua(CALL, "stock", call, arg)
             ours = ed.lua(CALL, "ours", call, arg)
             assert ours == stock, (name, arg)
-            if name in ("fine", "no-shebang"):
+            if name in ("fine", "no-shebang", "nested-4"):
                 assert ed.lua(SKIPS) == skips, name  # it ran with its offer
     # What stock says, for the record: vim.system() raises ENOENT for a
     # missing interpreter, jobstart() E903, system() -1.
