@@ -136,6 +136,10 @@ end
 local grow -- below
 
 local function request_stock()
+  if vim.in_fast_event() then
+    -- A spawn from a luv callback: the editor's size is read on the loop.
+    return vim.schedule(request_stock)
+  end
   if refilling or M.state ~= 'ready' then
     return
   end

@@ -15,6 +15,7 @@ local prompts = require('ttyoffer.prompts')
 local records = require('ttyoffer.records')
 local routes = require('ttyoffer.routes')
 local spawn = require('ttyoffer.spawn')
+local startable = require('ttyoffer.startable')
 local title = require('ttyoffer.title')
 local typing = require('ttyoffer.typing')
 
@@ -123,18 +124,13 @@ function M.offers()
 end
 
 --- The full path of the program a command runs, as jobstart() finds it
---- (and puts it in argv[0]); true for a string command that a POSIX 'shell'
---- runs (jobstart() checks 'shell' itself, and raises E903 for the wrapped
---- command as for the plain one); nil when jobstart() must judge.
---- @return string|true|nil
+--- (and puts it in argv[0]): for a string command, the 'shell' that runs
+--- it; nil when jobstart() must judge (and raise its E903 or return -1).
+--- @return string?
 local function resolve(cmd, opts)
   local program = cmd[1]
   if type(cmd) == 'string' then
-    local shell = vim.o.shell
-    if spawn.is_posix_shell(shell) then
-      return true
-    end
-    program = vim.fn.split(shell)[1] -- others are started through /bin/sh
+    program = vim.fn.split(vim.o.shell)[1]
   end
   if type(program) ~= 'string' or program == '' then
     return nil
@@ -143,7 +139,10 @@ local function resolve(cmd, opts)
     return nil -- a PATH of the caller's own: let jobstart() judge it
   end
   local path = vim.fn.exepath(program)
-  return path ~= '' and path or nil
+  if path == '' or startable.refusal(path, opts and opts.cwd) then
+    return nil -- jobstart() raises its own E903 for it, system() -1
+  end
+  return path
 end
 
 -- env(1), which puts back what /bin/sh drops from a list command's
@@ -173,7 +172,7 @@ end
 --- none: the spawner itself must judge the command and report its error).
 --- @param cmd string|string[]
 --- @param opts table? jobstart()-style options (env, clear_env, detach…)
---- @param locate fun(cmd: string|string[], opts: table?): string|true|nil
+--- @param locate fun(cmd: string|string[], opts: table?): string?
 ---   the program as the spawner finds it (resolve() or the like), nil when
 ---   the spawner must judge the command
 --- @return (string|string[])? command, integer? offer_id
@@ -184,7 +183,7 @@ local function offered_command(cmd, opts, locate)
     return nil
   end
   local restore = {}
-  if not reason and program ~= true then
+  if not reason then
     restore = spawn.entries_sh_would_drop(opts, vim.uv.os_environ())
     if #restore > 0 and (ENV_PROGRAM == '' or program:find('=', 1, true)) then
       -- env(1) would be needed, and is missing or would take the program
@@ -203,8 +202,9 @@ local function offered_command(cmd, opts, locate)
   end
   local shell = type(cmd) == 'string' and { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag } or nil
   local command = spawn.command(cmd, slave, shell, opts, {
-    program = program ~= true and program or nil,
-    pwd = vim.env.PWD,
+    -- A string's 'shell' goes in argv[0] as written there, as stock has it.
+    program = type(cmd) ~= 'string' and program or nil,
+    pwd = vim.uv.os_getenv('PWD'), -- vim.env cannot be read in a fast event
     env_program = ENV_PROGRAM,
     restore = restore,
   })
@@ -249,8 +249,9 @@ function M.jobstart(cmd, opts)
     return originals.jobstart(cmd, opts)
   end
   local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
-  if not (valid and (opts == nil or type(opts) == 'table')) then
-    -- jobstart() itself reports the error and returns 0 or -1, exactly as stock.
+  if not (valid and (opts == nil or type(opts) == 'table')) or vim.in_fast_event() then
+    -- jobstart() itself reports the error and returns 0 or -1, exactly as
+    -- stock (in a fast event: its own E5560).
     return plain()
   end
   local command, offer_id = offered_command(cmd, opts, resolve)
@@ -308,7 +309,14 @@ local function locate_for_system(cmd, opts)
   elseif opts and type(opts.env) == 'table' and opts.env.PATH ~= nil then
     return nil
   end
-  return vim.fn.executable(program) == 1 and program or nil
+  if vim.fn.executable(program) ~= 1 then
+    return nil
+  end
+  -- vim.system() raises ENOENT or EACCES for a program the kernel refuses.
+  if startable.refusal(vim.fn.exepath(program), opts and opts.cwd) then
+    return nil
+  end
+  return program
 end
 
 --- Same contract as |vim.system()|, plus the offer: same object, same
@@ -357,7 +365,8 @@ end
 local function run_blocking(stock_fn, cmd, ...)
   local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
   local command, offer_id
-  if valid then
+  -- In a fast event the stock function raises its own E5560.
+  if valid and not vim.in_fast_event() then
     command, offer_id = offered_command(cmd, nil, resolve)
   end
   if not command then
