@@ -258,6 +258,14 @@ function M.add_stock(ptys, err)
   end
 end
 
+--- What to do when the host process ends: set once by the plugin's start
+--- (ttyoffer.init), so that a start from anywhere (the first spawn, :Bang)
+--- uses it.
+--- @param handler fun(message: string?)
+function M.set_exit_handler(handler)
+  on_exit_handler = handler
+end
+
 --- Start the host unless it runs or is starting. Never blocks.
 --- @param on_exit fun(message: string?)? called when the host process ends,
 ---   with what to tell the user when it was not expected
