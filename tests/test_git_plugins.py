@@ -1,0 +1,229 @@
+"""Real git plugins at their pinned commits (tests/third_party), each signing
+a commit with a passphrase-protected gpg key in Neovim's real TUI: the
+question is asked where the user can answer it, the commit verifies, the
+screen is intact afterwards, nothing is left running, and a second
+signature right after works.
+
+Where gpg asks: on the terminal of a terminal window when one shows git's
+terminal (lazygit.nvim, snacks, toggleterm); in ttyoffer's prompt window
+when git runs on a pty job's terminal that no window shows (Neogit,
+overseer); on fugitive's own pty (loopback), which its loop relays."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pynvim
+import pytest
+
+from fixtures import Keyring
+from harness import Editor, Sandbox, wait_until
+from third_party import plugin
+from tui import Tui
+
+pytestmark = [pytest.mark.tui, pytest.mark.e2e]
+
+DOCUMENT = ["first line of the notes", "second line stays put"]
+PROMPT_TITLE = "gpg — Passphrase"  # ttyoffer's prompt window for a leased terminal
+LAZYGIT_CONFIG = "disableStartupPopups: true\ngui:\n  showRandomTip: false\nupdate:\n  method: never\n"
+
+
+def plugins_init(repos: list[str], setup: str = "") -> str:
+    """Init lines putting each pinned plugin on 'runtimepath' (in init, so
+    Neovim sources their plugin/ files at startup as for any rtp entry)."""
+    lines = [f"vim.opt.rtp:append({str(plugin(repo))!r})" for repo in repos]
+    return "\n".join([*lines, setup, ""])
+
+
+def git(repo: Path, keyring: Keyring, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args], cwd=repo, env={**os.environ, **keyring.env}, capture_output=True, text=True
+    )
+
+
+def head_subject(repo: Path, keyring: Keyring) -> str:
+    return git(repo, keyring, "log", "-1", "--format=%s").stdout.strip()
+
+
+def head_verifies(repo: Path, keyring: Keyring) -> bool:
+    return git(repo, keyring, "verify-commit", "HEAD").returncode == 0
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _all_pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def descendants(root: int) -> list[int]:
+    parents = {pid: _ppid(pid) for pid in _all_pids()}
+    found, frontier = [], [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def _uses_gnupghome(pid: int, home: Path) -> bool:
+    try:
+        return f"GNUPGHOME={home}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def left_running(editor_pid: int, keyring: Keyring) -> list[str]:
+    """What of a signature is still running: gpg, the wrapper or a pinentry
+    that descends from this test's editor, or a pinentry of this test's
+    GNUPGHOME (gpg-agent's child, outside the editor's tree). By pid."""
+    suspects = [pid for pid in descendants(editor_pid)]
+    suspects += [pid for pid in _all_pids() if _uses_gnupghome(pid, keyring.home)]
+    left = []
+    for pid in sorted(set(suspects)):
+        cmd = _cmdline(pid)
+        if "gpg-agent" in cmd:
+            continue  # the agent itself is a daemon, and stays
+        if "pinentry" in cmd or "ttyoffer-gpg" in cmd or cmd.split(" ", 1)[0].endswith("gpg"):
+            left.append(f"{pid}: {cmd}")
+    return left
+
+
+@dataclass
+class Session:
+    term: Tui
+    ed: Editor
+    repo: Path
+    keyring: Keyring
+
+    def wait_commit(self, subject: str) -> None:
+        self.term._wait(
+            lambda: head_subject(self.repo, self.keyring) == subject, 60, f"the commit {subject!r}"
+        )
+        assert head_verifies(self.repo, self.keyring), git(self.repo, self.keyring, "verify-commit", "HEAD")
+
+    def answer_in_prompt_window(self) -> None:
+        """ttyoffer's prompt window came up by itself: the passphrase typed
+        there, the window gone after."""
+        try:
+            self.term.wait_text(PROMPT_TITLE, timeout=60)
+        except AssertionError as error:
+            raise AssertionError(f"{error}\nthe editor's processes:\n{self.processes()}") from None
+        self.term.wait_text("Passphrase:", timeout=30)
+        self.term.type(self.keyring.passphrase + "\r")
+        self.term.wait_gone(PROMPT_TITLE, timeout=30)
+
+    def processes(self) -> str:
+        return "\n".join(f"{pid}: {_cmdline(pid)}" for pid in descendants(self.term.proc.pid))
+
+    def assert_document_intact(self) -> None:
+        def intact() -> list[str] | None:
+            screen = self.term.lines()
+            return screen if screen[0].startswith(DOCUMENT[0]) and screen[1].startswith(DOCUMENT[1]) else None
+
+        screen = wait_until(intact, timeout=30, what="the document back on the screen")
+        assert all(line.startswith("~") for line in screen[2:20]), self.term.text()
+        assert not any("\x1b" in line or "[?" in line for line in screen), self.term.text()
+        assert self.ed.nvim.current.buffer[:] == DOCUMENT
+        assert self.ed.nvim.current.buffer.options["modified"] is False
+
+    def assert_nothing_left(self) -> None:
+        wait_until(
+            lambda: not left_running(self.term.proc.pid, self.keyring),
+            timeout=30,
+            what="no gpg, wrapper or pinentry left",
+        )
+
+
+@contextmanager
+def session(
+    registered: Sandbox, signing: tuple[Keyring, Path], base: Path, repos: list[str], setup: str = ""
+) -> Iterator[Session]:
+    keyring, repo = signing
+    git(repo, keyring, "config", "commit.gpgSign", "true")
+    box = Sandbox(base, extra_init=plugins_init(repos, setup))
+    box.manifest.write_text(registered.manifest.read_text())
+    box.env.update(keyring.env)
+    box.env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + box.env["PATH"]  # lazygit-py's
+    lazygit_config = Path(box.env["XDG_CONFIG_HOME"]) / "lazygit"
+    lazygit_config.mkdir(parents=True)
+    (lazygit_config / "config.yml").write_text(LAZYGIT_CONFIG)
+    doc = base / "notes.txt"
+    doc.write_text("\n".join(DOCUMENT) + "\n")
+    term = Tui(box, ["-c", f"cd {repo}", str(doc)], 30, 100)
+    nvim = pynvim.attach("socket", path=term.socket)
+    ed = Editor(nvim)
+    try:
+        ed.wait_host(timeout=60)
+        term.wait_text(DOCUMENT[0], timeout=30)
+        yield Session(term, ed, repo, keyring)
+    finally:
+        nvim.close()
+        term.close()
+
+
+def twice(s: Session, sign: Callable[[Session, str], None]) -> None:
+    """The per-client proof: a signed commit, the screen intact, nothing left,
+    and a second signature right after."""
+    for subject in ("first signed commit", "second right after"):
+        sign(s, subject)
+        s.wait_commit(subject)
+        s.assert_document_intact()
+        s.assert_nothing_left()
+
+
+NEOGIT = ["nvim-lua/plenary.nvim", "sindrets/diffview.nvim", "NeogitOrg/neogit"]
+
+
+def test_neogit_commit_asks_in_the_prompt_window(
+    registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    def sign(s: Session, subject: str) -> None:
+        (s.repo / "README").write_text(subject + "\n")
+        git(s.repo, s.keyring, "add", "README")
+        s.term.type(":Neogit\r")
+        s.term.wait_text("Staged changes", timeout=60)
+        s.term.type("c")
+        s.term.wait_text("Commit", timeout=30)  # the commit popup
+        s.term.type("c")
+        wait_until(
+            lambda: s.ed.lua("return vim.api.nvim_buf_get_name(0)").endswith("COMMIT_EDITMSG"),
+            timeout=60,
+            what="Neogit's commit message buffer",
+        )
+        # Ready when Neogit has added its help and gone to Insert mode, as
+        # the user sees it.
+        s.term.wait_text("Commands:", timeout=30)
+        wait_until(lambda: s.ed.mode() == "i", timeout=30, what="Insert mode in the message buffer")
+        s.term.type(subject + "\x1b")
+        wait_until(lambda: s.ed.mode() == "n", timeout=30, what="Normal mode")
+        s.term.type(":wq\r")
+        # git runs on a pty of Neogit's job that no window shows: gpg asks in
+        # ttyoffer's prompt window instead.
+        s.answer_in_prompt_window()
+        s.wait_commit(subject)
+        s.term.wait_text("main " + subject, timeout=30)  # Neogit's status, refreshed
+        s.term.type("q")
+
+    with session(
+        registered_sandbox, signing, tmp_path / "neogit", NEOGIT, "require('neogit').setup({})"
+    ) as s:
+        twice(s, sign)
