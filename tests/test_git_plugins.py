@@ -166,6 +166,7 @@ def session(
     lazygit_config = Path(box.env["XDG_CONFIG_HOME"]) / "lazygit"
     lazygit_config.mkdir(parents=True)
     (lazygit_config / "config.yml").write_text(LAZYGIT_CONFIG)
+    (Path(box.env["XDG_CACHE_HOME"]) / "nvim").mkdir(parents=True)  # as a first start of Neovim makes it
     doc = base / "notes.txt"
     doc.write_text("\n".join(DOCUMENT) + "\n")
     term = Tui(box, ["-c", f"cd {repo}", str(doc)], 30, 100)
@@ -225,5 +226,119 @@ def test_neogit_commit_asks_in_the_prompt_window(
 
     with session(
         registered_sandbox, signing, tmp_path / "neogit", NEOGIT, "require('neogit').setup({})"
+    ) as s:
+        twice(s, sign)
+
+
+def stage_a_change(s: Session, subject: str) -> None:
+    (s.repo / "README").write_text(subject + "\n")
+    git(s.repo, s.keyring, "add", "README")
+
+
+def test_overseer_task_asks_in_the_prompt_window(
+    registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    def sign(s: Session, subject: str) -> None:
+        stage_a_change(s, subject)
+        if subject.startswith("first"):
+            s.term.type(f":OverseerShell git commit -q -m '{subject}'\r")
+        else:
+            s.term.type(
+                f":lua require('overseer').new_task({{ cmd = {{ 'git', 'commit', '-q', '-m', '{subject}' }} }}):start()\r"
+            )
+        # The task's output buffer (hidden) is not its terminal: gpg asks in
+        # ttyoffer's prompt window, drawn for Neovim's terminal, not in CP437.
+        s.term.wait_text(PROMPT_TITLE, timeout=60)
+        assert s.term.showing("┌") and not s.term.showing("Ú"), s.term.text()
+        s.answer_in_prompt_window()
+
+    with session(
+        registered_sandbox, signing, tmp_path / "overseer", ["stevearc/overseer.nvim"], "require('overseer').setup({})"
+    ) as s:
+        twice(s, sign)
+        tasks = s.ed.lua("return vim.tbl_map(function(t) return t.status end, require('overseer').list_tasks())")
+        assert tasks == ["SUCCESS", "SUCCESS"]
+
+
+def commit_in_lazygit(s: Session, subject: str) -> None:
+    """In a lazygit already on screen: `c`, the message, then the passphrase
+    on lazygit's own terminal (lazygit hands it to git), and `q`."""
+    s.term.wait_text("Staged changes", timeout=60)
+    s.term.type("c")
+    s.term.wait_text("ummary", timeout=30)  # the commit message prompt
+    s.term.type(subject + "\r")
+    s.term.wait_text("Passphrase:", timeout=60)
+    assert not s.term.showing(PROMPT_TITLE)  # its own terminal, shown: no window of ours
+    s.term.type(s.keyring.passphrase + "\r")
+    s.term.wait_text("Press enter to return to lazygit", timeout=60)
+    s.term.wait_text(f"] {subject}", timeout=30)  # git's own line: [main 1a2b3c4] subject
+    s.term.type("\r")
+    s.term.wait_text("Keybindings: ?", timeout=30)  # lazygit's own screen again
+    s.term.wait_text(f"○ {subject.split()[0]}", timeout=30)  # in its commit list, cut to the panel
+    s.term.type("q")
+
+
+def test_lazygit_nvim_asks_on_lazygits_terminal(
+    registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    def sign(s: Session, subject: str) -> None:
+        stage_a_change(s, subject)
+        s.term.type(":LazyGit\r")
+        commit_in_lazygit(s, subject)
+
+    with session(registered_sandbox, signing, tmp_path / "lazygit", ["kdheepak/lazygit.nvim"]) as s:
+        twice(s, sign)
+
+
+SNACKS_SETUP = "require('snacks').setup({ lazygit = { enabled = true }, terminal = { enabled = true } })"
+
+
+def test_snacks_lazygit_asks_on_lazygits_terminal(
+    registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    def sign(s: Session, subject: str) -> None:
+        stage_a_change(s, subject)
+        s.term.type(":lua Snacks.lazygit()\r")
+        commit_in_lazygit(s, subject)
+
+    with session(registered_sandbox, signing, tmp_path / "snacks", ["folke/snacks.nvim"], SNACKS_SETUP) as s:
+        twice(s, sign)
+
+
+def test_snacks_terminal_asks_on_its_own_terminal(
+    registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    def sign(s: Session, subject: str) -> None:
+        stage_a_change(s, subject)
+        s.term.type(f":lua Snacks.terminal.open(\"git commit -q -m '{subject}'\")\r")
+        s.term.wait_text("Passphrase:", timeout=60)
+        assert not s.term.showing(PROMPT_TITLE)
+        s.term.type(s.keyring.passphrase + "\r")
+
+    with session(registered_sandbox, signing, tmp_path / "snacks", ["folke/snacks.nvim"], SNACKS_SETUP) as s:
+        twice(s, sign)
+
+
+def test_toggleterm_asks_on_its_own_terminal(
+    registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    def sign(s: Session, subject: str) -> None:
+        stage_a_change(s, subject)
+        s.term.type(":ToggleTerm direction=float\r")
+        wait_until(lambda: s.ed.mode() == "t", timeout=30, what="the shell's terminal")
+        s.term._wait(lambda: s.term.showing("│$ ") or s.term.showing("│# "), 30, "the shell's prompt")
+        s.term.type(f"git commit -q -m '{subject}'\r")
+        s.term.wait_text("Passphrase:", timeout=60)
+        assert not s.term.showing(PROMPT_TITLE)
+        s.term.type(s.keyring.passphrase + "\r")
+        s.wait_commit(subject)
+        s.term.type("exit\r")  # toggleterm closes its window as the shell ends
+
+    with session(
+        registered_sandbox,
+        signing,
+        tmp_path / "toggleterm",
+        ["akinsho/toggleterm.nvim"],
+        "require('toggleterm').setup({})",
     ) as s:
         twice(s, sign)
