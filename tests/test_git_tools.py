@@ -17,6 +17,7 @@ import pytest
 
 from fixtures import Keyring
 from harness import ROOT, Editor, Sandbox, editor, wait_until
+from third_party import plugin
 from tui import Tui
 
 WRAPPER = str(ROOT / "libexec" / "ttyoffer-gpg")
@@ -158,11 +159,10 @@ def test_vimscript_system_never_draws_on_the_editors_terminal(
     assert drawn_on(master) == b""
 
 
-FUGITIVE = "/usr/share/vim-fugitive"
-
-
 def fugitive_sandbox(base: Path, registered: Sandbox) -> Sandbox:
-    box = Sandbox(base, extra_init=f"vim.opt.rtp:append({FUGITIVE!r})\n")
+    """vim-fugitive from GitHub at its pinned commit (tests/third_party)."""
+    fugitive = str(plugin("tpope/vim-fugitive"))
+    box = Sandbox(base, extra_init=f"vim.opt.rtp:append({fugitive!r})\n")
     box.manifest.write_text(registered.manifest.read_text())
     return box
 
