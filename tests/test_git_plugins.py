@@ -120,16 +120,16 @@ class Session:
         )
         assert head_verifies(self.repo, self.keyring), git(self.repo, self.keyring, "verify-commit", "HEAD")
 
-    def answer_in_prompt_window(self) -> None:
+    def answer_in_prompt_window(self, title: str = PROMPT_TITLE) -> None:
         """ttyoffer's prompt window came up by itself: the passphrase typed
         there, the window gone after."""
         try:
-            self.term.wait_text(PROMPT_TITLE, timeout=60)
+            self.term.wait_text(title, timeout=60)
         except AssertionError as error:
             raise AssertionError(f"{error}\nthe editor's processes:\n{self.processes()}") from None
         self.term.wait_text("Passphrase:", timeout=30)
         self.term.type(self.keyring.passphrase + "\r")
-        self.term.wait_gone(PROMPT_TITLE, timeout=30)
+        self.term.wait_gone(title, timeout=30)
 
     def processes(self) -> str:
         return "\n".join(f"{pid}: {_cmdline(pid)}" for pid in descendants(self.term.proc.pid))
@@ -341,4 +341,51 @@ def test_toggleterm_asks_on_its_own_terminal(
         ["akinsho/toggleterm.nvim"],
         "require('toggleterm').setup({})",
     ) as s:
+        twice(s, sign)
+
+
+def test_fugitive_asks_on_its_own_terminal(
+    registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    def sign(s: Session, subject: str) -> None:
+        stage_a_change(s, subject)
+        s.term.type(f":Git commit -q -m '{subject}'\r")
+        # fugitive's loop relays git's pty to the screen and the keys back:
+        # gpg asks there itself (loopback), no window can open meanwhile.
+        s.term.wait_text("Enter passphrase", timeout=60)
+        assert not s.term.showing(PROMPT_TITLE)
+        s.term.type(s.keyring.passphrase + "\r")
+
+    with session(registered_sandbox, signing, tmp_path / "fugitive", ["tpope/vim-fugitive"]) as s:
+        twice(s, sign)
+
+
+def test_gitsigns_follows_a_signed_commit_made_through_bang(
+    registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    # gitsigns keeps its own reference to vim.system and runs git all the
+    # time; a signed commit typed as :!git commit asks in the prompt window,
+    # and gitsigns' signs follow it.
+    def sign(s: Session, subject: str) -> None:
+        s.term.type(":split README\r")
+        s.term.wait_text("A repository for trying", timeout=30)
+        s.term.type(f"ggO{subject}\x1b:w\r")
+        s.term._wait(
+            lambda: (s.ed.lua("return vim.b.gitsigns_status_dict or {}") or {}).get("added") == 1,
+            60,
+            "gitsigns' sign for the added line",
+        )
+        s.term.type(f":!git commit -q -am '{subject}'\r")
+        s.answer_in_prompt_window(f"git commit -q -am '{subject}' — Passphrase")
+        s.term._wait(
+            lambda: (s.ed.lua("return vim.b.gitsigns_status_dict or {}") or {}).get("added") == 0,
+            60,
+            "gitsigns' signs cleared by the commit",
+        )
+        s.term.type(":close\r")
+
+    with session(
+        registered_sandbox, signing, tmp_path / "gitsigns", ["lewis6991/gitsigns.nvim"], "require('gitsigns').setup({})"
+    ) as s:
+        git(s.repo, s.keyring, "commit", "-q", "--no-gpg-sign", "-m", "unsigned start")
         twice(s, sign)
