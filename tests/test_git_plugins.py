@@ -12,10 +12,11 @@ overseer); on fugitive's own pty (loopback), which its loop relays."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,11 +147,15 @@ class Session:
         assert self.ed.nvim.current.buffer.options["modified"] is False
 
     def assert_nothing_left(self) -> None:
-        wait_until(
-            lambda: not left_running(self.term.proc.pid, self.keyring),
-            timeout=30,
-            what="no gpg, wrapper or pinentry left",
-        )
+        try:
+            wait_until(
+                lambda: not left_running(self.term.proc.pid, self.keyring),
+                timeout=30,
+                what="no gpg, wrapper or pinentry left",
+            )
+        except AssertionError as error:
+            left = "\n".join(left_running(self.term.proc.pid, self.keyring))
+            raise AssertionError(f"{error}; left:\n{left}") from None
 
 
 @contextmanager
@@ -179,6 +184,12 @@ def session(
     finally:
         nvim.close()
         term.close()
+        # Whatever a failed test left of its own keyring, by pid: a pinentry
+        # on a dead terminal spins until killed.
+        for pid in _all_pids():
+            if _uses_gnupghome(pid, keyring.home) and "pinentry" in _cmdline(pid):
+                with suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
 
 
 def twice(s: Session, sign: Callable[[Session, str], None]) -> None:
@@ -243,9 +254,8 @@ def test_overseer_task_asks_in_the_prompt_window(
         if subject.startswith("first"):
             s.term.type(f":OverseerShell git commit -q -m '{subject}'\r")
         else:
-            s.term.type(
-                f":lua require('overseer').new_task({{ cmd = {{ 'git', 'commit', '-q', '-m', '{subject}' }} }}):start()\r"
-            )
+            task = f"{{ cmd = {{ 'git', 'commit', '-q', '-m', '{subject}' }} }}"
+            s.term.type(f":lua require('overseer').new_task({task}):start()\r")
         # The task's output buffer (hidden) is not its terminal: gpg asks in
         # ttyoffer's prompt window, drawn for Neovim's terminal, not in CP437.
         s.term.wait_text(PROMPT_TITLE, timeout=60)
@@ -253,10 +263,16 @@ def test_overseer_task_asks_in_the_prompt_window(
         s.answer_in_prompt_window()
 
     with session(
-        registered_sandbox, signing, tmp_path / "overseer", ["stevearc/overseer.nvim"], "require('overseer').setup({})"
+        registered_sandbox,
+        signing,
+        tmp_path / "overseer",
+        ["stevearc/overseer.nvim"],
+        "require('overseer').setup({})",
     ) as s:
         twice(s, sign)
-        tasks = s.ed.lua("return vim.tbl_map(function(t) return t.status end, require('overseer').list_tasks())")
+        tasks = s.ed.lua(
+            "return vim.tbl_map(function(t) return t.status end, require('overseer').list_tasks())"
+        )
         assert tasks == ["SUCCESS", "SUCCESS"]
 
 
@@ -385,7 +401,75 @@ def test_gitsigns_follows_a_signed_commit_made_through_bang(
         s.term.type(":close\r")
 
     with session(
-        registered_sandbox, signing, tmp_path / "gitsigns", ["lewis6991/gitsigns.nvim"], "require('gitsigns').setup({})"
+        registered_sandbox,
+        signing,
+        tmp_path / "gitsigns",
+        ["lewis6991/gitsigns.nvim"],
+        "require('gitsigns').setup({})",
     ) as s:
         git(s.repo, s.keyring, "commit", "-q", "--no-gpg-sign", "-m", "unsigned start")
         twice(s, sign)
+
+
+def overseer_commit(s: Session, subject: str) -> None:
+    stage_a_change(s, subject)
+    s.term.type(f":OverseerShell git commit -q -m '{subject}'\r")
+
+
+@pytest.mark.parametrize("ending", ["declined", "task stopped"])
+def test_a_leased_prompt_that_goes_leaves_nothing_and_the_next_asks_at_once(
+    ending: str, registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    with session(
+        registered_sandbox,
+        signing,
+        tmp_path / "overseer",
+        ["stevearc/overseer.nvim"],
+        "require('overseer').setup({})",
+    ) as s:
+        overseer_commit(s, "never made")
+        s.term.wait_text("Passphrase:", timeout=60)
+        if ending == "declined":
+            s.term.type("\x11")  # <C-q>, keys.dismiss
+        else:
+            s.term.type("\x1c\x0e")  # <C-\><C-n>: out of the prompt, as a user would
+            s.ed.lua("for _, task in ipairs(require('overseer').list_tasks()) do task:stop() end")
+        s.term.wait_gone(PROMPT_TITLE, timeout=30)
+        s.assert_nothing_left()
+        assert head_subject(s.repo, s.keyring) == ""
+        # gpg-agent is free: the next signature asks at once.
+        overseer_commit(s, "made right after")
+        s.answer_in_prompt_window()
+        s.wait_commit("made right after")
+        s.assert_document_intact()
+        s.assert_nothing_left()
+
+
+def test_a_terminal_closed_while_pinentry_asks_there_leaves_nothing(
+    registered_sandbox: Sandbox, signing: tuple[Keyring, Path], tmp_path: Path
+) -> None:
+    with session(
+        registered_sandbox,
+        signing,
+        tmp_path / "toggleterm",
+        ["akinsho/toggleterm.nvim"],
+        "require('toggleterm').setup({})",
+    ) as s:
+        stage_a_change(s, "never made")
+        s.term.type(":ToggleTerm direction=float\r")
+        wait_until(lambda: s.ed.mode() == "t", timeout=30, what="the shell's terminal")
+        s.term._wait(lambda: s.term.showing("│$ ") or s.term.showing("│# "), 30, "the shell's prompt")
+        s.term.type("git commit -q -m 'never made'\r")
+        s.term.wait_text("Passphrase:", timeout=60)
+        # The terminal goes with pinentry on it: its pty is closed, git and
+        # gpg hung up; the pinentry gpg-agent started there is not in their
+        # session, and would spin on the dead terminal.
+        s.term.type("\x1c\x0e:bwipeout!\r")
+        s.term.wait_gone("Passphrase:", timeout=30)
+        s.assert_nothing_left()
+        s.ed.lua("require('ttyoffer').start()")  # the next signature, through :Bang
+        s.term.type(":!git commit -q -m 'made right after'\r")
+        s.answer_in_prompt_window("git commit -q -m 'made right after' — Passphrase")
+        s.wait_commit("made right after")
+        s.assert_document_intact()
+        s.assert_nothing_left()
