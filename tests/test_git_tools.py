@@ -6,17 +6,20 @@ gpg-agent with pinentry-curses, real git, the embedded Neovim."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import ptyprocess
 import pynvim
 import pytest
 
 from fixtures import Keyring
-from harness import ROOT, Editor, Sandbox, editor, wait_until
+from harness import ROOT, Editor, Sandbox, editor, nvim_binary, wait_until
 from third_party import plugin
 from tui import Tui
 
@@ -330,3 +333,75 @@ def test_lazygit_in_a_terminal_float_signs_with_keys_alone(
         term.close()
     assert head_is_signed(keyring, repo)
     assert drawn_on(master) == b""
+
+
+def test_a_terminal_counts_as_shown_only_while_a_window_shows_its_job(ed: Editor) -> None:
+    shown = ed.lua(
+        """
+        local shown = require('ttyoffer.terminals').shown
+        vim.cmd.enew()
+        local term = vim.fn.jobstart({ 'sleep', '30' }, { term = true })
+        local term_buf = vim.api.nvim_get_current_buf()
+        local term_tty = vim.api.nvim_get_chan_info(term).pty
+        -- A pty job (Neogit's git, overseer's task): a terminal nobody sees,
+        -- even with a terminal buffer of another channel on screen.
+        local job = vim.fn.jobstart({ 'sleep', '30' }, { pty = true })
+        local job_tty = vim.api.nvim_get_chan_info(job).pty
+        local result = { shown(term_tty), shown(job_tty), shown(''), shown('/dev/pts/999999') }
+        vim.cmd.enew() -- the terminal buffer hidden, its job running
+        table.insert(result, shown(term_tty))
+        local float = { relative = 'editor', row = 1, col = 1, width = 20, height = 5 }
+        vim.api.nvim_open_win(term_buf, false, float)
+        table.insert(result, shown(term_tty))
+        vim.fn.jobstop(term)
+        vim.fn.jobstop(job)
+        return result
+        """
+    )
+    assert shown == [True, False, False, False, False, True]
+
+
+@pytest.mark.e2e
+def test_the_wrapper_asks_an_editor_that_never_answers_for_a_bounded_time(tmp_path: Path) -> None:
+    """$NVIM names a socket that accepts and never answers (an editor
+    blocked in a loop): the wrapper gives up within its bound and runs the
+    user's gpg on its own terminal."""
+    address = str(tmp_path / "silent.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(address)
+    server.listen(4)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(server.accept()[0]), daemon=True).start()
+    theirs = tmp_path / "their-gpg"
+    theirs.write_text('#!/bin/sh\necho "asked on [$GPG_TTY] tty [$(tty)]"\n')
+    theirs.chmod(0o755)
+    env = {
+        **os.environ,
+        "NVIM": address,
+        "TTYOFFER_NVIM": nvim_binary(),
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "gpg.program",
+        "GIT_CONFIG_VALUE_0": str(theirs),
+        "TTYOFFER_GIT_CONFIG_COUNT": "1",
+    }
+    env.pop("GPG_TTY", None)
+    env.pop("FUGITIVE", None)
+    started = time.monotonic()
+    proc = ptyprocess.PtyProcess.spawn([WRAPPER, "--status-fd=2", "-bsau", "KEY"], env=env)
+    try:
+        seen = b""
+        while b"asked on" not in seen or not seen.endswith(b"\n"):
+            try:
+                seen += proc.read(4096)
+            except EOFError:
+                break
+        elapsed = time.monotonic() - started
+    finally:
+        proc.close(force=True)
+        server.close()
+        for conn in held:
+            conn.close()
+    line = seen.decode().strip().splitlines()[-1]
+    tty = line.split("tty [", 1)[1].rstrip("]")
+    assert line == f"asked on [{tty}] tty [{tty}]"
+    assert elapsed < 15  # the bound is 5 s (6 with the kill); margin for a loaded machine
