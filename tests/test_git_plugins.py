@@ -301,6 +301,7 @@ def test_overseer_task_asks_in_the_prompt_window(
         # The task's output buffer (hidden) is not its terminal: gpg asks in
         # ttyoffer's prompt window, drawn for Neovim's terminal, not in CP437.
         s.term.wait_text(PROMPT_TITLE, timeout=60)
+        s.term.wait_text("Passphrase:", timeout=30)
         assert s.term.showing("┌") and not s.term.showing("Ú"), s.term.text()
         s.answer_in_prompt_window()
 
