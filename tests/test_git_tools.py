@@ -318,7 +318,10 @@ def test_lazygit_in_a_terminal_float_signs_with_keys_alone(
             term.type(keyring.passphrase + "\r")
             term.wait_text("Press enter to return to lazygit", timeout=30)
             term.type("\r")
-        term.wait_text("from lazygit")  # in lazygit's commit list
+        # In lazygit's commit list, its own screen back: not the same words
+        # on git's screen, where a `q` typed is lost as lazygit returns.
+        term.wait_text("Keybindings: ?", timeout=30)
+        term.wait_text("○ from lazygit", timeout=30)
         term.type("q")
         term.wait_gone("╭")
         screen = term.lines()
