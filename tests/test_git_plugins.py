@@ -29,7 +29,9 @@ from harness import Editor, Sandbox, wait_until
 from third_party import plugin
 from tui import Tui
 
-pytestmark = [pytest.mark.tui, pytest.mark.e2e]
+# Each test waits on screen text and events with generous bounds; on a loaded
+# machine a whole one may take longer than the suite's default 120 s.
+pytestmark = [pytest.mark.tui, pytest.mark.e2e, pytest.mark.timeout(600)]
 
 DOCUMENT = ["first line of the notes", "second line stays put"]
 PROMPT_TITLE = "gpg — Passphrase"  # ttyoffer's prompt window for a leased terminal
