@@ -408,3 +408,57 @@ def test_the_wrapper_asks_an_editor_that_never_answers_for_a_bounded_time(tmp_pa
     tty = line.split("tty [", 1)[1].rstrip("]")
     assert line == f"asked on [{tty}] tty [{tty}]"
     assert elapsed < 15  # the bound is 5 s (6 with the kill); margin for a loaded machine
+
+
+def test_where_the_wrapper_has_gpg_ask(ed: Editor, tmp_path: Path) -> None:
+    """The wrapper run as git runs it, under each kind of terminal, with a
+    stand-in for the user's gpg that tells where it was pointed."""
+    theirs = tmp_path / "their-gpg"
+    theirs.write_text('#!/bin/sh\necho "asked=[$GPG_TTY] tty=[$(tty)] term=[$TERM]"\n')
+    theirs.chmod(0o755)
+    where = ed.lua(
+        """
+        local wrapper, theirs = ...
+        local env = { GIT_CONFIG_COUNT = '1', GIT_CONFIG_KEY_0 = 'gpg.program',
+          GIT_CONFIG_VALUE_0 = theirs, TTYOFFER_GIT_CONFIG_COUNT = '1', TERM = 'ansi' }
+        local function run(args, opts)
+          local out, done = {}, false
+          opts = vim.tbl_extend('force', opts, { env = env,
+            on_stdout = function(_, data) vim.list_extend(out, data) end,
+            on_exit = function() done = true end })
+          vim.fn.jobstart(vim.list_extend({ wrapper }, args), opts)
+          vim.wait(20000, function() return done end)
+          return table.concat(out, '')
+        end
+        local sign = { '--status-fd=2', '-bsau', 'KEY' }
+        local results = {}
+        -- A pty job's terminal (Neogit's git): a leased terminal of ours.
+        results.pty_job = run(sign, { pty = true })
+        -- The same, checking a signature: asks nothing, no question.
+        results.verify = run({ '--status-fd=1', '--verify', 'sig', '-' }, { pty = true })
+        -- A terminal a window shows (lazygit's, toggleterm's): its own.
+        vim.cmd.enew()
+        results.shown = run(sign, { term = true })
+        -- No terminal to lease: gpg fails at once instead of waiting unseen.
+        local ttyoffer = require('ttyoffer')
+        local lease = ttyoffer.lease
+        ttyoffer.lease = function() return '' end
+        results.none = run(sign, { pty = true })
+        ttyoffer.lease = lease
+        return results
+        """,
+        WRAPPER,
+        str(theirs),
+    )
+
+    def fields(text: str) -> dict[str, str]:
+        return dict(part.rstrip("]").split("=[", 1) for part in text.split("\r\n")[0].split())
+
+    pty_job = fields(where["pty_job"])
+    assert pty_job["asked"].startswith("/dev/pts/") and pty_job["asked"] != pty_job["tty"]
+    assert pty_job["term"] == "xterm-256color"  # the prompt window's, not the job's ansi
+    verify = fields(where["verify"])
+    assert verify["asked"] == verify["tty"]
+    shown = fields(where["shown"])
+    assert shown["asked"] == shown["tty"] and shown["term"] == "ansi"
+    assert fields(where["none"])["asked"] == ""
