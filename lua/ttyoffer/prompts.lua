@@ -116,12 +116,13 @@ end
 --- Take the window down. A decline hangs the command's terminal up.
 --- @param prompt ttyoffer.Prompt
 --- @param reason 'dismissed'|'exited'|'host exited'|'hung up'
-local function close(prompt, reason)
+--- @param by_key boolean? declined with the dismiss key in the window
+local function close(prompt, reason, by_key)
   if prompt.closing then
     return
   end
   prompt.closing = true
-  if prompt.window then
+  if prompt.window and not by_key then
     -- Whatever took it down (a hang-up, the host's death, a plugin closing
     -- windows), keys still being typed for it are dropped until the user
     -- pauses: the rest of a passphrase must not land where focus goes.
@@ -156,8 +157,8 @@ local function open(prompt)
     on_input = function(data)
       host.notify('input', id, data)
     end,
-    on_decline = function()
-      close(prompt, 'dismissed')
+    on_decline = function(by_key)
+      close(prompt, 'dismissed', by_key)
     end,
     -- Closed under the user's fingers: their next keys are dropped from
     -- now, not from when the decline is served (the editor may be held

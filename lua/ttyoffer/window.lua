@@ -52,7 +52,8 @@ end
 --- Open the window, focused, in Terminal mode, showing `first`.
 --- `on_gone` runs the moment the window is closed by anyone (a plugin closing
 --- windows, the user), before `on_decline`, which is scheduled.
---- @param opts {title: string, first: string, on_input: fun(data: string), on_decline: fun(), on_gone: fun()?}
+--- @param opts {title: string, first: string, on_input: fun(data: string),
+---   on_decline: fun(by_key: boolean), on_gone: fun()?}
 --- @return ttyoffer.Window, integer height, integer width
 function M.open(opts)
   highlights.define()
@@ -75,20 +76,30 @@ function M.open(opts)
   api.nvim_chan_send(chan, opts.first)
   vim.cmd.startinsert()
 
+  -- Declined with the dismiss key: the user stopped typing for it on
+  -- purpose, so their next keys (the Enter of a hit-enter prompt) are the
+  -- editor's at once; any other way the window goes, they are dropped until
+  -- a pause (on_gone).
+  local by_key = false
   local function decline()
     -- Not from inside terminal-mode input handling: deleting the terminal
     -- buffer there pulls it from under Neovim's own feet.
-    vim.schedule(opts.on_decline)
+    vim.schedule(function()
+      opts.on_decline(by_key)
+    end)
   end
   local key = config.current.keys.dismiss
   if key then
-    vim.keymap.set('t', key, decline, { buffer = buf, desc = 'Decline this ttyoffer prompt' })
+    vim.keymap.set('t', key, function()
+      by_key = true
+      decline()
+    end, { buffer = buf, desc = 'Decline this ttyoffer prompt' })
   end
   api.nvim_create_autocmd('WinClosed', {
     pattern = tostring(win),
     once = true,
     callback = function()
-      if opts.on_gone then
+      if opts.on_gone and not by_key then
         pcall(opts.on_gone)
       end
       decline()
