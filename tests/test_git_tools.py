@@ -429,40 +429,46 @@ def test_where_the_wrapper_has_gpg_ask(ed: Editor, tmp_path: Path) -> None:
     theirs = tmp_path / "their-gpg"
     theirs.write_text('#!/bin/sh\necho "asked=[$GPG_TTY] tty=[$(tty)] term=[$TERM]"\n')
     theirs.chmod(0o755)
-    where = ed.lua(
+    # Each run is waited for from here, not in a vim.wait() of the editor's:
+    # lease() refuses a terminal while the editor is inside a plugin's own
+    # wait (no key could reach the window), and Neogit waits in none.
+    ed.lua(
         """
         local wrapper, theirs = ...
         local env = { GIT_CONFIG_COUNT = '1', GIT_CONFIG_KEY_0 = 'gpg.program',
           GIT_CONFIG_VALUE_0 = theirs, TTYOFFER_GIT_CONFIG_COUNT = '1', TERM = 'ansi' }
-        local function run(args, opts)
-          local out, done = {}, false
+        _G.where = {}
+        function _G.run_wrapper(name, args, opts)
+          local out = {}
           opts = vim.tbl_extend('force', opts, { env = env,
             on_stdout = function(_, data) vim.list_extend(out, data) end,
-            on_exit = function() done = true end })
+            on_exit = function() _G.where[name] = table.concat(out, '') end })
           vim.fn.jobstart(vim.list_extend({ wrapper }, args), opts)
-          vim.wait(20000, function() return done end)
-          return table.concat(out, '')
         end
-        local sign = { '--status-fd=2', '-bsau', 'KEY' }
-        local results = {}
-        -- A pty job's terminal (Neogit's git): a leased terminal of ours.
-        results.pty_job = run(sign, { pty = true })
-        -- The same, checking a signature: asks nothing, no question.
-        results.verify = run({ '--status-fd=1', '--verify', 'sig', '-' }, { pty = true })
-        -- A terminal a window shows (lazygit's, toggleterm's): its own.
-        vim.cmd.enew()
-        results.shown = run(sign, { term = true })
-        -- No terminal to lease: gpg fails at once instead of waiting unseen.
-        local ttyoffer = require('ttyoffer')
-        local lease = ttyoffer.lease
-        ttyoffer.lease = function() return '' end
-        results.none = run(sign, { pty = true })
-        ttyoffer.lease = lease
-        return results
+        _G.sign = { '--status-fd=2', '-bsau', 'KEY' }
         """,
         WRAPPER,
         str(theirs),
     )
+
+    def run(name: str, setup: str) -> None:
+        ed.lua(setup)
+        wait_until(lambda: ed.lua("return _G.where[...]", name) is not None, 20, f"the wrapper ({name})")
+
+    # A pty job's terminal (Neogit's git): a leased terminal of ours.
+    run("pty_job", "_G.run_wrapper('pty_job', _G.sign, { pty = true })")
+    # The same, checking a signature: asks nothing, no question.
+    run("verify", "_G.run_wrapper('verify', { '--status-fd=1', '--verify', 'sig', '-' }, { pty = true })")
+    # A terminal a window shows (lazygit's, toggleterm's): its own.
+    run("shown", "vim.cmd.enew() _G.run_wrapper('shown', _G.sign, { term = true })")
+    # No terminal to lease: gpg fails at once instead of waiting unseen.
+    run(
+        "none",
+        "local t = require('ttyoffer') _G.kept_lease = t.lease t.lease = function() return '' end "
+        "_G.run_wrapper('none', _G.sign, { pty = true })",
+    )
+    ed.lua("require('ttyoffer').lease = _G.kept_lease")
+    where = ed.lua("return _G.where")
 
     def fields(text: str) -> dict[str, str]:
         return dict(part.rstrip("]").split("=[", 1) for part in text.split("\r\n")[0].split())
