@@ -191,3 +191,23 @@ def test_demo_names_the_fix_when_tmpdir_is_too_deep(tmp_path: Path) -> None:
     assert "TMPDIR=/tmp" in result.stderr
     assert "Traceback" not in result.stderr
     assert list(deep.glob("ttyoffer-demo.*")) == []  # nothing left behind
+
+
+def test_demo_without_a_terminal_signs_for_you(short_tmp: Path) -> None:
+    # Started with no terminal (a CI job, a pipe): nobody can type, so the
+    # demo runs its first step with the passphrase typed for the user into
+    # the prompt window, headless, and says what happened.
+    demo = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "demo")],
+        env=demo_env(short_tmp),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        start_new_session=True,
+    )
+    said = demo.stdout + demo.stderr
+    assert demo.returncode == 0, said
+    assert "pinentry asks in the prompt window:" in said and "Passphrase:" in said, said
+    assert "Good signature" in said and "signed: the commit verifies" in said, said
+    assert list(short_tmp.glob("ttyoffer-demo.*")) == []
