@@ -49,13 +49,20 @@ def make_keyring(home: Path, passphrase: str) -> Keyring:
         f"pinentry-program {PINENTRY}\ndefault-cache-ttl 0\nmax-cache-ttl 0\nallow-loopback-pinentry\n"
     )
     env = {**os.environ, "GNUPGHOME": str(home)}
-    made = subprocess.run(
-        [
-            "gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", passphrase,
-            "--quick-gen-key", "ttyoffer demo <demo@ttyoffer.invalid>", "ed25519", "sign", "never",
-        ],
-        env=env, capture_output=True, text=True,
-    )  # fmt: skip
+    for attempt in range(2):
+        made = subprocess.run(
+            [
+                "gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", passphrase,
+                "--quick-gen-key", "ttyoffer demo <demo@ttyoffer.invalid>", "ed25519", "sign", "never",
+            ],
+            env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        if made.returncode == 0 or attempt:
+            break
+        # gpg-agent, started for the key, can fail it once under load
+        # ("Corrupted protection", seen with many agents starting at once):
+        # a fresh agent makes it.
+        subprocess.run(["gpgconf", "--kill", "gpg-agent"], env=env, check=False)
     if made.returncode != 0:
         raise FixtureError(f"gpg could not make the signing key in {home}:\n{made.stderr.strip()}")
     listing = subprocess.run(

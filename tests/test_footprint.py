@@ -13,7 +13,8 @@ import pytest
 
 from harness import Editor, Sandbox, editor, masters_held, nvim_011_binary, nvim_binary, wait_until
 
-pytestmark = pytest.mark.nvim
+# It runs itself on 0.12-dev and 0.11.4: the suite's 0.11.4 pass leaves it out.
+pytestmark = [pytest.mark.nvim, pytest.mark.versions]
 
 BINARIES = {"0.12": nvim_binary, "0.11": nvim_011_binary}
 
