@@ -19,7 +19,7 @@ from typing import Any
 
 import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ships no types
 
-from . import procfs, sessions, tmux
+from . import procfs, remote, sessions, tmux
 from .keeper import KeeperLink
 from .offer import Offer, OfferTable
 from .protocol import EVENTS, TERMINAL_TRAFFIC, event_call
@@ -310,6 +310,17 @@ class TtyOfferHost:
         except tmux.TmuxError as err:
             return {"sessions": [], "error": str(err)}
         return {"sessions": [s.as_dict() for s in found], "error": ""}
+
+    def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any) -> dict[str, Any]:
+        """The argv of a list, kill or check on `dest` (fast: nothing is
+        asked of the network here; the editor runs it)."""
+        if action not in ("list", "kill", "check"):
+            return {"error": f"no remote action {action!r}"}
+        words = ssh if isinstance(ssh, list) else []
+        built = remote.command(words, dest, str(action), name, None, os.environ.get("XDG_RUNTIME_DIR"))
+        if isinstance(built, str):
+            return {"error": built}
+        return {"argv": built.argv, "name": built.name}
 
     def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
         try:

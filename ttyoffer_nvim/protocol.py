@@ -50,6 +50,9 @@ REQUESTS: dict[str, tuple[str, ...]] = {
     "tmux_list": ("server",),
     # End one of our tmux sessions: {ended} or {error}.
     "tmux_kill": ("session", "server"),
+    # The local argv that does `action` (list, kill, check) on an ssh
+    # destination: {argv}, or {error}. Built here, run by the editor.
+    "remote_command": ("dest", "action", "name", "ssh"),
 }
 
 NOTIFICATIONS: dict[str, tuple[str, ...]] = {

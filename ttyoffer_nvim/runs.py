@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from . import sessions
+from . import remote, sessions
 from .hangup import hang_up_holders, holders, slave_held_elsewhere
 from .ptys import READ_SIZE, Pty, PtyEOF, open_pty, read_available, set_winsize
 from .sequences import SequenceFilter
@@ -77,6 +77,10 @@ class RunSpec:
     # A persistent run: the session's name as the caller gave it (it goes
     # through sessions.sanitize_name before any use); "" for a plain run.
     persist: str = ""
+    # A persistent run on another machine: the ssh destination, and the
+    # ssh command (runs.ssh) that reaches it.
+    host: str = ""
+    ssh: list[str] = field(default_factory=lambda: ["ssh"])
 
 
 @dataclass
@@ -106,6 +110,8 @@ class Run:
     session: str = ""
     session_paths: sessions.SessionPaths | None = None
     clear_stripper: sessions.ClearStripper | None = None
+    # A run on another machine: the markers of its connection.
+    remote: remote.Stream | None = None
 
     @property
     def running(self) -> bool:
@@ -247,7 +253,16 @@ class RunTable:
         env = run_environment(spec, login.path, run.pty.slave_path)
         argv = spec.argv or [login_shell(env), "-l"]
         first = b""
-        if spec.persist:
+        if spec.host:
+            built = remote.command(
+                spec.ssh, spec.host, "run", spec.persist, spec.argv, os.environ.get("XDG_RUNTIME_DIR")
+            )
+            if isinstance(built, str):
+                self._not_started(run, "cannot_start", built)
+                return
+            # The run's program is ssh; the session is the remote one.
+            argv, run.session, run.remote = built.argv, built.name, remote.Stream(built.nonce)
+        elif spec.persist:
             persistent = self._persistent(run, argv, env, cwd)
             if isinstance(persistent, tuple) and len(persistent) == 2 and isinstance(persistent[1], str):
                 self._not_started(run, *persistent)
@@ -466,6 +481,17 @@ class RunTable:
             self._loop.remove_reader(run.pty.master)
             run.throttled = not run.eof
         data = b"".join(chunks)
+        if run.remote is not None:
+            for part in run.remote.feed(data) + ([run.remote.flush()] if run.eof else []):
+                if isinstance(part, str):
+                    # What came before was the replay; dtach's clear follows.
+                    run.clear_stripper = sessions.ClearStripper(time.monotonic())
+                else:
+                    self._strip_and_relay(run, part)
+            return
+        self._strip_and_relay(run, data)
+
+    def _strip_and_relay(self, run: Run, data: bytes) -> None:
         if run.clear_stripper is not None:
             data = run.clear_stripper.feed(data, time.monotonic())
             if run.clear_stripper.done:
@@ -583,9 +609,34 @@ class RunTable:
     def _tell_exit(self, run: Run) -> None:
         if run.told:
             return
+        if run.remote is not None and run.reason != "closed":
+            self._remote_ending(run, run.remote)
         run.told = True
         self._presenter.run_exit(run)
         self._finish_if_forgotten(run)
+
+    def _remote_ending(self, run: Run, stream: remote.Stream) -> None:
+        """A remote run's ending: the remote program's own, as the remote
+        side told it; an ssh that ended without telling one lost its
+        connection (or never had one: ssh said why in the pane)."""
+        host = run.spec.host
+        ending = stream.ending
+        if ending is None:
+            if stream.attached:
+                run.code, run.signal, run.reason = 255, 0, "disconnected"
+                run.message = f"disconnected from {host}: session {run.session} goes on there; r re-attaches"
+            elif run.code == 255:
+                run.message = f"ssh could not reach {host} (its words above)"
+            return
+        run.code, run.signal = ending.code, ending.signal
+        if ending.reason == "detached":
+            run.reason, run.message = "closed", f"detached: session {run.session} goes on on {host}"
+        elif ending.reason == "gone":
+            run.reason = "exited"
+            run.message = f"session {run.session} on {host} ended without its program's ending"
+        else:
+            run.reason = ending.reason
+            run.message = f"on {host}"
 
     def _finish_if_forgotten(self, run: Run) -> None:
         if run.forgotten:
@@ -666,4 +717,10 @@ def spec_from(args: object) -> RunSpec | str:
     rows, cols = args.get("rows"), args.get("cols")
     if not isinstance(rows, int) or not isinstance(cols, int) or rows < 1 or cols < 1:
         return "rows and cols must be whole numbers greater than 0"
-    return RunSpec(list(argv), cwd, envs[0], envs[1], rows, cols, persist)
+    host = args.get("host") or ""
+    ssh = args.get("ssh") or ["ssh"]
+    if not isinstance(host, str) or (host and not persist):
+        return "host must be an ssh destination, with persist naming the session"
+    if not isinstance(ssh, list) or not all(isinstance(a, str) and a for a in ssh):
+        return "ssh must be a non-empty list of strings"
+    return RunSpec(list(argv), cwd, envs[0], envs[1], rows, cols, persist, host, list(ssh))

@@ -106,6 +106,10 @@ class TtyOfferPlugin:
     def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
         return self._host.tmux_kill(session, server)
 
+    @pynvim.rpc_export("ttyoffer_remote_command", sync=True)
+    def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any) -> dict[str, Any]:
+        return self._host.remote_command(dest, action, name, ssh)
+
     @pynvim.rpc_export("ttyoffer_run_start")
     def run_start(self, run_id: int, spec: Any) -> None:
         self._host.run_start(run_id, spec)
