@@ -53,7 +53,9 @@ class Remote:
 
 
 @pytest.fixture
-def remote_host(tmp_path: Path) -> Iterator[Remote]:
+def remote_host(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Remote]:
+    """The remote machine; with the parameter "no-tools", one whose PATH
+    has everything of /usr/bin but dtach and script."""
     if os.getuid() != 0:
         pytest.skip("needs root: makes an account with a password for the sshd to log in")
     for tool in ("dtach", "script"):
@@ -62,8 +64,16 @@ def remote_host(tmp_path: Path) -> Iterator[Remote]:
     runtime = Path(tempfile.mkdtemp(prefix="ttr-"))
     # World-readable: sshd reads authorized_keys as the account.
     staging = world_readable_folder("ttyoffer-remote-")
+    extra = ["KbdInteractiveAuthentication no"]
+    if getattr(request, "param", "") == "no-tools":
+        bare = staging / "bin"
+        bare.mkdir(mode=0o755)
+        for program in Path("/usr/bin").iterdir():
+            if program.name not in ("dtach", "script"):
+                (bare / program.name).symlink_to(program)
+        extra.append(f"SetEnv PATH={bare}")
     with accounts("remote") as (account,):
-        options = SshdOptions(user=account.name, password=True, extra=("KbdInteractiveAuthentication no",))
+        options = SshdOptions(user=account.name, password=True, extra=tuple(extra))
         with sshd(staging / "sshd", options) as server:
             key = tmp_path / "id_ed25519"
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
@@ -362,3 +372,45 @@ def test_a_folder_open_to_others_is_refused_remotely(remote_host: Remote) -> Non
     assert "not yours alone" in shown, shown
     assert stream.ending is not None and stream.ending.reason == "cannot_start"
     assert list(remote_host.folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("remote_host", ["no-tools"], indirect=True)
+def test_a_host_without_dtach_or_script_says_so_and_how_to_install(remote_host: Remote) -> None:
+    built = remote.command(remote_host.ssh(), KEYED, "run", "x", ["true"], str(remote_host.runtime))
+    assert isinstance(built, remote.Command)
+    out = run_through_ssh(built.argv)
+    stream = remote.Stream(built.nonce)
+    shown = b"".join(part for part in stream.feed(out) if isinstance(part, bytes)).decode()
+    assert "dtach and script not found on" in shown, shown
+    assert "sudo apt-get install dtach bsdutils" in shown
+    assert stream.ending == remote.RemoteEnding(127, 0, "cannot_start")
+    checked = remote.command(remote_host.ssh(), KEYED, "check", "", None, str(remote_host.runtime))
+    assert isinstance(checked, remote.Command)
+    said = run_through_ssh(checked.argv).decode()
+    assert "dtach: MISSING" in said and "NOT READY" in said, said
+
+
+def test_a_wrong_password_shows_sshs_error_and_leaves_nothing(
+    remote_sandbox: Sandbox, remote_host: Remote
+) -> None:
+    with editor(remote_sandbox) as ed:
+        ed.nvim.command(f"TtyRun! {DEST}:nope sleep 300")
+        run_id = last_run(ed)
+        wait_until(lambda: ed.mode() == "t", 20, "the pane in Terminal mode")
+        wait_until(lambda: "continue connecting" in ed.run_pane(run_id), 20, "the host key question")
+        ed.nvim.input("yes<CR>")
+        for asked in (1, 2, 3):
+
+            def questions(n: int = asked) -> bool:
+                return ed.run_pane(run_id).count("password:") >= n
+
+            wait_until(questions, 20, f"question {asked}")
+            ed.nvim.input("not-the-password<CR>")
+        ended = wait_until(lambda: result(ed, run_id), 30, "ssh to give up")
+        assert ended["code"] == 255 and ended["reason"] == "exited", ended
+        assert "ssh could not reach" in ended["message"]
+        wait_until(lambda: "Permission denied" in ed.run_pane(run_id), 10, "ssh's own words")
+    assert not remote_processes(remote_host.account, "300")
+    assert not remote_host.folder.exists() or not list(remote_host.folder.iterdir())
+    control = remote_host.runtime / "ttyoffer-ssh"
+    assert not control.exists() or not list(control.iterdir()), "a connection was left behind"

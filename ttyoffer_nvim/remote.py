@@ -460,30 +460,3 @@ class Stream:
     def flush(self) -> bytes:
         held, self._held = self._held, b""
         return held
-
-
-def parse_list(text: str) -> tuple[list[dict[str, object]], str]:
-    """The sessions the list action printed, and the error it told."""
-    found: list[dict[str, object]] = []
-    error = ""
-    for line in text.splitlines():
-        fields = line.split("\t")
-        if fields[0] == "error" and len(fields) > 1:
-            error = fields[1][:300]
-        if fields[0] != "session" or len(fields) != 6 or sanitize_name(fields[1]) != fields[1]:
-            continue
-        created = int(fields[2]) if fields[2].isdigit() else 0
-        ended = ""
-        if fields[3].isdigit():
-            code, signum, reason = int(fields[3]), int(fields[4]) if fields[4].isdigit() else 0, fields[5]
-            ended = describe(code, signum, reason)
-        found.append({"name": fields[1], "created": created, "ended": ended})
-    return found, error
-
-
-def describe(code: int, signum: int, reason: str) -> str:
-    if reason == "signal":
-        return f"killed by signal {signum}"
-    if reason in ("not_found", "not_executable", "cannot_start"):
-        return reason.replace("_", " ")
-    return f"exited {code}"

@@ -251,6 +251,12 @@ end
 --- @param spec table
 local function start_as_job(run, spec)
   run.backend = 'job'
+  if spec.host then
+    -- Never the command here instead of there.
+    local message = 'runs on another machine need the host (' .. (host.error or host.state) .. ')'
+    run:_ended({ code = 127, signal = 0, signal_name = '', reason = 'cannot_start', message = message })
+    return
+  end
   if #spec.argv == 0 then
     spec.argv = { vim.o.shell }
   end
