@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -84,3 +85,16 @@ def test_a_marker_without_the_nonce_is_output() -> None:
     fake = b"\x1b_ttyoffer-bbbb;end;0;0;exited\x1b\\"
     assert b"".join(p for p in stream.feed(fake) if isinstance(p, bytes)) + stream.flush() == fake
     assert stream.ending is None
+
+
+def test_the_editor_splits_dest_name_and_checks_both_before_any_pane(lua: Any) -> None:
+    split = "return {require('ttyoffer.runcmd').split_remote(...)}"
+    assert lua(split, "devbox:build") == ["devbox", "build"]
+    assert lua(split, "ssh://me@host:2222:build") == ["ssh://me@host:2222", "build"]
+    assert lua(split, "[::1]:22:x") == ["[::1]:22", "x"]
+    assert lua(split, "build") == [None, "build"]
+    check = "local ok, err = pcall(require('ttyoffer.runspec').check, ...) return ok and 'ok' or err"
+    assert lua(check, {"persist": "b", "host": "devbox", "argv": ["make"]}) == "ok"
+    assert "not an ssh destination" in lua(check, {"persist": "b", "host": "-oProxyCommand=id"})
+    assert "host needs persist" in lua(check, {"host": "devbox", "argv": ["make"]})
+    assert "not a session name" in lua(check, {"persist": "a.b", "host": "devbox"})

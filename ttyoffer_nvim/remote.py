@@ -189,6 +189,8 @@ paths_of() {
   sock=$d/$1.sock log=$d/$1.log status=$d/$1.status pidfile=$d/$1.pid
 }
 alive() {
+  # Its ending written: over, though its wrapper may be on its way out.
+  [ ! -e "$status" ] || return 1
   [ -S "$sock" ] && [ -f "$pidfile" ] && [ ! -L "$pidfile" ] || return 1
   pid=$(cat "$pidfile")
   case $pid in '' | *[!0-9]*) return 1 ;; esac
