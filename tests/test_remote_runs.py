@@ -414,3 +414,17 @@ def test_a_wrong_password_shows_sshs_error_and_leaves_nothing(
     assert not remote_host.folder.exists() or not list(remote_host.folder.iterdir())
     control = remote_host.runtime / "ttyoffer-ssh"
     assert not control.exists() or not list(control.iterdir()), "a connection was left behind"
+
+
+def test_kill_signals_the_remote_program_and_the_run_ends_as_it_did(
+    remote_sandbox: Sandbox, remote_host: Remote
+) -> None:
+    with editor(remote_sandbox) as ed:
+        ed.nvim.command(f"TtyRun! {KEYED}:sig sleep 303")
+        run_id = last_run(ed)
+        wait_until(lambda: remote_processes(remote_host.account, "303"), 30, "the remote program")
+        wait_until(lambda: ed.lua("return require('ttyoffer.runs').get(...).session", run_id) == "sig")
+        ed.lua("require('ttyoffer.runs').get(...):kill('TERM')", run_id)
+        ended = wait_until(lambda: result(ed, run_id), 30, "the run to end")
+        assert (ended["code"], ended["reason"], ended["signal"]) == (143, "signal", 15), ended
+    assert not list(remote_host.folder.glob("sig.*"))

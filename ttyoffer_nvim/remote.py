@@ -41,6 +41,7 @@ import os
 import re
 import secrets
 import shlex
+import signal
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +62,7 @@ _CONTROL_NAME_LENGTH = 40 + 17
 # The longest command line a remote sh takes as one argument (Linux's
 # MAX_ARG_STRLEN is 128 KiB).
 COMMAND_MAX_BYTES = 100 * 1024
-ACTIONS = ("run", "list", "kill", "check")
+ACTIONS = ("run", "list", "kill", "check", "signal")
 INSTALL = "sudo apt-get install dtach bsdutils (Debian, Ubuntu; script(1) is in bsdutils)"
 _LITERAL = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _.,/:=+-@")
 
@@ -134,6 +135,7 @@ unset TTYOFFER_FOLDER TTYOFFER_NAME TTYOFFER_SHELL
 log=$d/$n.log
 printf '%s\n' "$$" > "$d/$n.pid"
 (
+  trap '' HUP INT QUIT TERM USR1 USR2 ALRM
   while kill -0 "$$" 2>/dev/null && [ -f "$d/$n.pid" ]; do
     sleep 5
     size=$(wc -c < "$log" 2>/dev/null) || break
@@ -142,7 +144,7 @@ printf '%s\n' "$$" > "$d/$n.pid"
     fi
   done
 ) < /dev/null > /dev/null 2>&1 &
-trap : HUP INT QUIT TERM
+trap : HUP INT QUIT TERM USR1 USR2 ALRM
 [ $# -gt 0 ] || set -- "$SHELL" -l
 "$@"
 code=$?
@@ -307,6 +309,14 @@ else
 fi
 """
 
+# run:kill(sig): to the session's process group (script's session: the
+# wrapper, which catches it with a no-op, and the program).
+_SIGNAL = r"""
+name=__NAME__
+paths_of "$name"
+if alive && kill -s __SIGNAL__ -- "-$pid" 2>/dev/null; then printf 'sent\n'; else printf 'none\n'; fi
+"""
+
 _CHECK = r"""
 say "reached $here as $(id -un) (uid $(id -u)), login shell ${SHELL:-unknown}"
 for tool in dtach script; do
@@ -328,7 +338,10 @@ say 'ready for persistent runs'
 
 def script_for(action: str, name: str, argv: list[str], nonce: str) -> str:
     """The remote sh program of `action` ("run", "list", "kill", "check")."""
-    body = {"run": _RUN, "list": _LIST, "kill": _KILL, "check": _CHECK}[action]
+    body = {"run": _RUN, "list": _LIST, "kill": _KILL, "check": _CHECK, "signal": _SIGNAL}[action]
+    if action == "signal":
+        body = body.replace("__SIGNAL__", argv[0] if argv and argv[0].isalnum() else "TERM")
+        argv = []
     wrapper = shlex.join(["exec", "/bin/sh", "-c", REMOTE_WRAPPER, "ttyoffer-session", *argv])
     script = (_PREAMBLE + body).replace("__NONCE__", nonce).replace("__INSTALL__", INSTALL)
     script = script.replace("__NAME__", shlex.quote(name)).replace("__WRAPPER__", shlex.quote(wrapper))
@@ -365,7 +378,13 @@ def command(
     if not ssh or not all(isinstance(word, str) and word for word in ssh):
         return "runs.ssh must be the ssh command as a list of words, e.g. { 'ssh' }"
     safe = ""
-    if action in ("run", "kill"):
+    if action == "signal":
+        # The signal's name, for kill -s (POSIX takes names, not numbers).
+        with contextlib.suppress(ValueError, TypeError):
+            argv = [signal.Signals(int((argv or ["15"])[0])).name.removeprefix("SIG")]
+        if not argv or not argv[0].isalpha():
+            return f"{argv!r} is not a signal"
+    if action in ("run", "kill", "signal"):
         from .sessions import refusal as name_refusal
 
         why = name_refusal(name)
@@ -377,7 +396,9 @@ def command(
     except (OSError, ControlFolderError) as err:
         return f"no folder for ssh's connections: {err}"
     nonce = secrets.token_hex(8)
-    line = remote_line(script_for(action, safe, list(argv or []) if action == "run" else [], nonce))
+    line = remote_line(
+        script_for(action, safe, list(argv or []) if action in ("run", "signal") else [], nonce)
+    )
     if len(line.encode()) > COMMAND_MAX_BYTES:
         return "the command is too long to send to the remote shell"
     options = [

@@ -76,9 +76,10 @@ M.methods = {
   tmux_list = { kind = 'request', args = { 'server' } },
   -- End one of our tmux sessions: {ended} or {error}.
   tmux_kill = { kind = 'request', args = { 'session', 'server' } },
-  -- The local argv that does `action` (list, kill, check) on an ssh
-  -- destination: {argv}, or {error}. Built by the host, run by the editor.
-  remote_command = { kind = 'request', args = { 'dest', 'action', 'name', 'ssh' } },
+  -- The local argv that does `action` (list, kill, check, signal: with
+  -- signum) on an ssh destination: {argv}, or {error}. Built by the host,
+  -- run by the editor.
+  remote_command = { kind = 'request', args = { 'dest', 'action', 'name', 'ssh', 'signum' } },
   -- Start a run: {argv, cwd, base_env, env, rows, cols, persist}.
   run_start = { kind = 'notify', args = { 'run_id', 'spec' } },
   run_input = { kind = 'notify', args = { 'run_id', 'data' } },

@@ -127,6 +127,15 @@ function Run:kill(sig)
   if self.result then
     return
   end
+  if self.host and self.session then
+    -- The remote program, not the local ssh: over the shared connection,
+    -- never waited for.
+    local answer = host.request('remote_command', self.host, 'signal', self.session, config.current.runs.ssh, number)
+    if answer and answer.argv then
+      pcall(vim.system, answer.argv, { stdin = false })
+    end
+    return
+  end
   if self.backend == 'host' then
     host.notify('run_signal', self.id, number)
   elseif self.pid then
@@ -458,7 +467,7 @@ end
 --- (never on the host's loop), bounded by `timeout` ms.
 --- @return string? output, string? error
 local function on_remote(dest, action, name, timeout)
-  local answer, err = host.request('remote_command', dest, action, name or '', config.current.runs.ssh)
+  local answer, err = host.request('remote_command', dest, action, name or '', config.current.runs.ssh, 0)
   if not answer then
     return nil, err
   end
@@ -526,7 +535,7 @@ end
 --- The argv of `:TtyRun check {dest}` (run in a pane: ssh may ask).
 --- @return string[]? argv, string? error
 function M.check_argv(dest)
-  local answer, err = host.request('remote_command', dest, 'check', '', config.current.runs.ssh)
+  local answer, err = host.request('remote_command', dest, 'check', '', config.current.runs.ssh, 0)
   if not answer then
     return nil, err
   end

@@ -107,8 +107,8 @@ class TtyOfferPlugin:
         return self._host.tmux_kill(session, server)
 
     @pynvim.rpc_export("ttyoffer_remote_command", sync=True)
-    def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any) -> dict[str, Any]:
-        return self._host.remote_command(dest, action, name, ssh)
+    def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any, signum: Any) -> dict[str, Any]:
+        return self._host.remote_command(dest, action, name, ssh, signum)
 
     @pynvim.rpc_export("ttyoffer_run_start")
     def run_start(self, run_id: int, spec: Any) -> None:
