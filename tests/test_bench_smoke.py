@@ -24,6 +24,7 @@ FIGURES = {
     "churn": ["host_fds_delta", "nvim_fds_delta", "host_rss_kb_delta", "nvim_rss_kb_delta"],
     "startup": ["added_ms_p50"],
     "first_command": ["offer_ms", "plain_ms", "host_then"],
+    "remote_attach": ["fresh_ratio_p50", "reused_ratio_p50", "ssh_true_ms"],
 }
 
 

@@ -217,7 +217,8 @@ def test_a_remote_session_asks_in_its_pane_outlives_the_editor_and_tells_its_end
         run_id = last_run(ed, run_id)
         ended = wait_until(lambda: result(ed, run_id), 30, "the ending to be told")
         assert (ended["code"], ended["reason"]) == (3, "exited"), ended
-        assert "got-hello" in ed.run_pane(run_id)
+        # What it printed, replayed (the terminal shows it a moment later).
+        wait_until(lambda: "got-hello" in ed.run_pane(run_id), 10, "the replay of the ended session")
         listing = ed.nvim.api.exec2(f"TtyRun list {DEST}", {"output": True})["output"]
         assert "no sessions" in listing, listing
     assert not list(remote_host.folder.glob("work.*"))

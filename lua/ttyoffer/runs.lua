@@ -43,7 +43,7 @@ local next_id = 1
 --- @field code integer
 --- @field signal integer
 --- @field signal_name string
---- @field reason string exited | signal | not_found | not_executable | cannot_start | closed
+--- @field reason string exited | signal | not_found | not_executable | cannot_start | closed | disconnected
 --- @field message string
 
 --- @class ttyoffer.Run
