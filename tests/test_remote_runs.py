@@ -144,6 +144,14 @@ def last_run(ed: Editor, after: int = 0) -> int:
     return run_id
 
 
+def shown(ed: Editor, run_id: int, text: str, timeout: float, what: str) -> None:
+    """Waits for `text` in the run's pane; a timeout says what the pane held."""
+    try:
+        wait_until(lambda: text in ed.run_pane(run_id), timeout, what)
+    except AssertionError as err:
+        raise AssertionError(f"{err}; the pane: {ed.run_pane(run_id).strip()!r}") from None
+
+
 def result(ed: Editor, run_id: int) -> dict[str, Any] | None:
     found: dict[str, Any] | None = ed.lua(
         "local r = require('ttyoffer.runs').get(...) return r and r.result or vim.NIL", run_id
@@ -155,9 +163,9 @@ def answer_login(ed: Editor, run_id: int, password: str, new_host: bool) -> None
     """Answers ssh's questions in the run's pane, as a person does."""
     wait_until(lambda: ed.mode() == "t", 20, "the pane in Terminal mode")
     if new_host:
-        wait_until(lambda: "continue connecting" in ed.run_pane(run_id), 20, "the host key question")
+        shown(ed, run_id, "continue connecting", 20, "the host key question")
         ed.nvim.input("yes<CR>")
-    wait_until(lambda: "password:" in ed.run_pane(run_id), 20, "the password question")
+    shown(ed, run_id, "password:", 20, "the password question")
     ed.nvim.input(password + "<CR>")
 
 
@@ -184,7 +192,7 @@ def test_a_remote_session_asks_in_its_pane_outlives_the_editor_and_tells_its_end
         )
         run_id = last_run(ed)
         answer_login(ed, run_id, password, new_host=True)
-        wait_until(lambda: "before-the-quit" in ed.run_pane(run_id), 30, "the program's output")
+        shown(ed, run_id, "before-the-quit", 30, "the program's output")
         assert password not in ed.run_pane(run_id)
         assert "127.0.0.1" in remote_host.known_hosts.read_text(), "the accepted host key was not kept"
         info = remote_host.folder.lstat()
@@ -202,12 +210,12 @@ def test_a_remote_session_asks_in_its_pane_outlives_the_editor_and_tells_its_end
         ed.nvim.command(f"TtyRun! {DEST}:work")
         run_id = last_run(ed)
         # The connection is reused: nothing is asked, the replay comes.
-        wait_until(lambda: "before-the-quit" in ed.run_pane(run_id), 30, "the replay")
+        shown(ed, run_id, "before-the-quit", 30, "the replay")
         assert "password:" not in ed.run_pane(run_id)
         assert "50" in ed.run_pane(run_id)
         wait_until(lambda: ed.mode() == "t", 10, "terminal mode")
         ed.nvim.input("hello<CR>")
-        wait_until(lambda: "got-hello" in ed.run_pane(run_id), 20, "the program to answer")
+        shown(ed, run_id, "got-hello", 20, "the program to answer")
         # Detach while it sleeps: it ends (exit 3) while nobody is attached.
         ed.nvim.command(f"TtyRun close {run_id}")
         wait_until(lambda: (remote_host.folder / "work.status").exists(), 20, "the remote ending")
@@ -218,7 +226,7 @@ def test_a_remote_session_asks_in_its_pane_outlives_the_editor_and_tells_its_end
         ended = wait_until(lambda: result(ed, run_id), 30, "the ending to be told")
         assert (ended["code"], ended["reason"]) == (3, "exited"), ended
         # What it printed, replayed (the terminal shows it a moment later).
-        wait_until(lambda: "got-hello" in ed.run_pane(run_id), 10, "the replay of the ended session")
+        shown(ed, run_id, "got-hello", 10, "the replay of the ended session")
         listing = ed.nvim.api.exec2(f"TtyRun list {DEST}", {"output": True})["output"]
         assert "no sessions" in listing, listing
     assert not list(remote_host.folder.glob("work.*"))
