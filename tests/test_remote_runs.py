@@ -254,6 +254,11 @@ def test_kill_ends_only_that_session_and_completion_asks_the_remote(
         assert ended["reason"] != "disconnected", ended
         out = ed.nvim.api.exec2(f"TtyRun kill {KEYED}:two", {"output": True})["output"]
         assert "ended" in out
+        # :TtyRun check, in a pane of its own.
+        ed.nvim.command(f"TtyRun check {KEYED}")
+        checked = last_run(ed, first + 1)
+        shown(ed, checked, "ready for persistent runs", 30, "the check")
+        assert "(drwx------, yours)" in ed.run_pane(checked)
 
 
 def test_a_dropped_connection_is_no_ending_and_r_reattaches(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -98,3 +99,17 @@ def test_the_editor_splits_dest_name_and_checks_both_before_any_pane(lua: Any) -
     assert "not an ssh destination" in lua(check, {"persist": "b", "host": "-oProxyCommand=id"})
     assert "host needs persist" in lua(check, {"host": "devbox", "argv": ["make"]})
     assert "not a session name" in lua(check, {"persist": "a.b", "host": "devbox"})
+
+
+def test_ssh_hosts_of_the_users_config_complete(lua: Any, tmp_path: Path) -> None:
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "config").write_text(
+        "Host devbox build-*\n  HostName 10.0.0.1\nhost box2 !nope\nHost *\n  User me\nMatch host x\n"
+    )
+    hosts = lua(
+        "local home = vim.env.HOME vim.env.HOME = ... "
+        "local ok, hosts = pcall(require('ttyoffer.runcmd').ssh_hosts) vim.env.HOME = home "
+        "return ok and hosts or {}",
+        str(tmp_path),
+    )
+    assert hosts == ["devbox", "box2"]

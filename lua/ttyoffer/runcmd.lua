@@ -9,6 +9,10 @@ local function runs()
   return require('ttyoffer.runs')
 end
 
+local function runspec()
+  return require('ttyoffer.runspec')
+end
+
 --- "12s", "3m", "2h", "4d"
 --- @param seconds integer
 --- @return string
@@ -317,17 +321,48 @@ local function session_names(arglead)
   end, names)
 end
 
+--- The Host names of ~/.ssh/config (no patterns), read now: what
+--- `:TtyRun list`, `check`, and `{dest}:` complete to.
+--- @return string[]
+function M.ssh_hosts()
+  local hosts, seen = {}, {}
+  local ok, lines = pcall(vim.fn.readfile, vim.fn.expand('~/.ssh/config'))
+  for _, line in ipairs(ok and lines or {}) do
+    local names = line:match('^%s*[Hh][Oo][Ss][Tt]%s+(.*)$')
+    for name in (names or ''):gmatch('%S+') do
+      if not name:find('[*?!]') and not seen[name] and not runspec().destination_problem(name) then
+        seen[name] = true
+        table.insert(hosts, name)
+      end
+    end
+  end
+  return hosts
+end
+
 --- Subcommands and executables first, then files; session names after
---- `:TtyRun!` and `:TtyRun kill`.
+--- `:TtyRun!` and `:TtyRun kill` (`{dest}:` too), ssh hosts after
+--- `:TtyRun list` and `:TtyRun check`.
 function M.complete(arglead, cmdline)
   local before = cmdline:sub(1, #cmdline - #arglead)
   local words = vim.split(before, '%s+', { trimempty = true })
   local bang = (words[1] or ''):sub(-1) == '!'
+  local function with_hosts(names, suffix)
+    for _, name in ipairs(M.ssh_hosts()) do
+      if vim.startswith(name .. suffix, arglead) then
+        table.insert(names, name .. suffix)
+      end
+    end
+    return names
+  end
+  local remote = arglead:find(':', 1, true) ~= nil
   if bang and #words <= 1 then
-    return session_names(arglead)
+    return remote and session_names(arglead) or with_hosts(session_names(arglead), ':')
   end
   if words[2] == 'kill' and #words == 2 then
-    return session_names(arglead)
+    return remote and session_names(arglead) or with_hosts(session_names(arglead), ':')
+  end
+  if (words[2] == 'list' or words[2] == 'check') and #words == 2 then
+    return with_hosts({}, '')
   end
   if #words <= 1 then
     local names = vim.tbl_filter(function(name)
