@@ -401,10 +401,15 @@ def command(
     )
     if len(line.encode()) > COMMAND_MAX_BYTES:
         return "the command is too long to send to the remote shell"
+    # Keepalives: a connection that died silently (a laptop asleep, a
+    # network gone) is told as "disconnected" within a minute instead of a
+    # pane frozen for good. An -o of runs.ssh comes first and wins.
     options = [
         "-o", "ControlMaster=auto",
         "-o", f"ControlPath={folder}/%C",
         "-o", f"ControlPersist={CONTROL_PERSIST}",
+        "-o", "ServerAliveInterval=15",
+        "-o", "ServerAliveCountMax=4",
     ]  # fmt: skip
     interactive = action in ("run", "check")
     mode = ["-tt"] if interactive else ["-T", "-o", "BatchMode=yes"]
