@@ -4,9 +4,11 @@
 local B = {}
 
 local hrtime = vim.uv.hrtime
-local ttyoffer = require('ttyoffer')
+-- Loaded also where the plugin is not (gitsigns' baseline editor): only the
+-- figures that need the plugin need these.
+local _, ttyoffer = pcall(require, 'ttyoffer')
 -- Neovim's own spawners: the plugin wraps vim.fn.jobstart and vim.system.
-local originals = require('ttyoffer.originals')
+local _, originals = pcall(require, 'ttyoffer.originals')
 
 local function ms(ns)
   return ns / 1e6
@@ -74,6 +76,103 @@ function B.system(n)
       originals.system({ '/bin/sh', '-c', 'exec "$@"', 'sh', 'true' }, { detach = true }):wait()
     end,
   })
+end
+
+--- A plugin's real git call, `git --version`, through each Lua spawner as
+--- plugins call it (vim.system():wait(), jobstart + jobwait, vim.fn.system):
+--- Neovim's own against the wrapped one, in the same rotation.
+--- @param n integer
+--- @param spawner 'system'|'jobstart'|'fn_system'
+function B.git_version(n, spawner)
+  local cmd = { 'git', '--version' }
+  local fns = {
+    system = {
+      plain = function()
+        originals.system(cmd, { text = true }):wait()
+      end,
+      offer = function()
+        ttyoffer.system(cmd, { text = true }):wait()
+      end,
+    },
+    jobstart = {
+      plain = function()
+        vim.fn.jobwait({ originals.jobstart(cmd, { stdout_buffered = true }) }, 10000)
+      end,
+      offer = function()
+        vim.fn.jobwait({ ttyoffer.jobstart(cmd, { stdout_buffered = true }) }, 10000)
+      end,
+    },
+    fn_system = {
+      plain = function()
+        originals.fn_system(cmd)
+      end,
+      offer = function()
+        ttyoffer.fn_system(cmd)
+      end,
+    },
+  }
+  -- The floor: one exec more, a bare /bin/sh -c 'exec "$@"' (in a session
+  -- of its own for vim.system, as the wrapper starts it).
+  local sh = { '/bin/sh', '-c', 'exec "$@"', 'sh', 'git', '--version' }
+  fns.system.sh = function()
+    originals.system(sh, { text = true, detach = true }):wait()
+  end
+  fns.jobstart.sh = function()
+    vim.fn.jobwait({ originals.jobstart(sh, { stdout_buffered = true }) }, 10000)
+  end
+  fns.fn_system.sh = function()
+    originals.fn_system(sh)
+  end
+  return rotating(n, { 'plain', 'offer', 'sh' }, fns[spawner])
+end
+
+--- gitsigns.nvim from `path`, set up now: after startup, so that it takes
+--- whichever vim.system the editor has then (it keeps the one it found).
+function B.gitsigns_setup(path)
+  vim.opt.rtp:append(path)
+  require('gitsigns').setup({})
+end
+
+--- Milliseconds from opening `file` (changed against the repository's
+--- HEAD) until gitsigns has placed its signs (extmarks in a namespace of
+--- its own, polled every millisecond); the buffer is wiped after.
+function B.gitsigns_signs(file)
+  local namespaces = {}
+  local function placed(buf)
+    if #namespaces == 0 then
+      for name, ns in pairs(vim.api.nvim_get_namespaces()) do
+        if name:find('gitsigns_signs', 1, true) then
+          table.insert(namespaces, ns)
+        end
+      end
+    end
+    for _, ns in ipairs(namespaces) do
+      if next(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { limit = 1 })) then
+        return true
+      end
+    end
+    return false
+  end
+  local t0 = hrtime()
+  vim.cmd.edit(vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  local ok = vim.wait(10000, function()
+    return placed(buf)
+  end, 1)
+  local elapsed = ms(hrtime() - t0)
+  vim.cmd('bwipeout!')
+  return ok and elapsed or nil
+end
+
+--- A burst of `n` spawns from a loop that never yields, each ended before
+--- the next; spare ptys settle after.
+function B.burst(n)
+  local jobs = {}
+  for i = 1, n do
+    jobs[i] = vim.fn.jobstart({ 'true' })
+  end
+  vim.fn.jobwait(jobs, 10000)
+  return require('ttyoffer.host').dry
 end
 
 --- Start `n` commands that hold an offer and never use it.

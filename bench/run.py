@@ -29,7 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 
-from harness import Editor, Sandbox, editor, nvim_binary, wait_until  # noqa: E402
+from harness import Editor, Sandbox, editor, masters_held, nvim_binary, wait_until  # noqa: E402
 
 BENCH_LUA = ROOT / "bench" / "bench.lua"
 
@@ -48,10 +48,14 @@ class Size:
     flood_seconds: int
     runs: int
     attaches: int
+    # Milliseconds of no dry spawn before the stock shrinks back (None: the
+    # plugin's default, which the full run measures).
+    shrink_delay: int | None = None
+    gitsigns_rounds: int = 40
 
 
 FULL = Size(500, 200, 200, 200, 25, 3, 1000, 10000, 40, 30, 100, 20)
-SMALL = Size(40, 10, 20, 10, 1, 1, 50, 200, 4, 2, 10, 3)
+SMALL = Size(40, 10, 20, 10, 1, 1, 50, 200, 4, 2, 10, 3, shrink_delay=1000, gitsigns_rounds=4)
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -70,6 +74,19 @@ def proc_rss_kb(pid: int) -> int:
     return 0
 
 
+def smaps_kb(pid: int) -> dict[str, int]:
+    """/proc/PID/smaps_rollup: Rss, Pss, and Uss (its private pages)."""
+    fields: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value = line.split(":", 1)
+        fields[name] = int(value.split()[0])
+    return {
+        "rss": fields["Rss"],
+        "pss": fields["Pss"],
+        "uss": fields["Private_Clean"] + fields["Private_Dirty"],
+    }
+
+
 def proc_fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
@@ -81,6 +98,8 @@ class Bench:
         self.workdir = workdir
         ed.lua("_G.B = dofile(...)", str(BENCH_LUA))
         ed.lua("require('ttyoffer').setup({max_offers = 5000, float = {close_delay = 0}})")
+        if size.shrink_delay is not None:
+            ed.lua("require('ttyoffer.host').shrink_delay = ...", size.shrink_delay)
 
     def lua(self, code: str, *args: Any) -> Any:
         return self.ed.lua(code, *args)
@@ -314,6 +333,46 @@ class Bench:
             "host_fds_left_after": fds2 - fds0,
         }
 
+    def git_version(self, spawner: str) -> dict[str, Any]:
+        self.lua("B.git_version(10, ...)", spawner)
+        samples = self.lua("return B.git_version(...)", self.size.spawns, spawner)
+        plain = statistics.median(samples["plain"])
+        return {
+            "ratio_p50": statistics.median(samples["offer"]) / plain,
+            "sh_floor_ratio_p50": statistics.median(samples["sh"]) / plain,
+            "plain_ms": dist(samples["plain"]),
+            "offer_ms": dist(samples["offer"]),
+        }
+
+    def burst_ptys(self) -> dict[str, Any]:
+        """300 spawns from a loop that never yields: the stock runs dry and
+        grows; how many ptys the editor holds after, and once it shrinks."""
+        host = self.host_pid()
+        delay = self.lua("return require('ttyoffer.host').shrink_delay")
+        # What the figures before left (their own bursts grew the stock) goes first.
+        wait_until(lambda: masters_held(host) <= 8, delay / 1000 + 30, "the stock back to 8")
+        before = masters_held(host)
+        t0 = time.monotonic()
+        dry = self.lua("return B.burst(300)")
+        self.lua("vim.wait(500)")  # the refills land
+        after = masters_held(host)
+        peak, back_after = after, None
+        while time.monotonic() - t0 < delay / 1000 + 30:
+            self.lua("vim.wait(200)")
+            held = masters_held(host)
+            peak = max(peak, held)
+            if held <= 8 and back_after is None:
+                back_after = time.monotonic() - t0
+                break
+        return {
+            "before": before,
+            "after_burst": after,
+            "peak": peak,
+            "back_to_8_s": back_after if back_after is not None else float("inf"),
+            "shrink_delay_s": delay / 1000,
+            "spawns_without_offer": dry,
+        }
+
     def settled_host_fds(self) -> int:
         """Host descriptors other than the spare ptys (two each), once stable."""
 
@@ -347,6 +406,119 @@ class Bench:
             "nvim_rss_kb_delta": after[2] - before[2],
             "nvim_fds_delta": after[3] - before[3],
         }
+
+
+def bare_init(sandbox: Sandbox, name: str) -> Path:
+    """The sandbox's init file but for the line that puts the plugin on
+    'runtimepath'."""
+    bare = sandbox.base / name
+    lines = sandbox.init.read_text().splitlines()
+    bare.write_text("\n".join(line for line in lines if "vim.opt.rtp:prepend" not in line) + "\n")
+    return bare
+
+
+def idle_editor(sandbox: Sandbox) -> dict[str, Any]:
+    """A fresh editor left alone once its host is up: the ptys it holds and
+    what its helper processes (host and keeper) cost in memory. PSS shares
+    each page among the processes mapping it: the honest sum."""
+    with editor(sandbox) as ed:
+        ed.lua("vim.wait(1500)")
+        status = ed.host_status()
+        helpers = {"host": smaps_kb(status["pid"]), "keeper": smaps_kb(status["keeper_pid"])}
+        modules = ed.lua("return #vim.tbl_keys(package.loaded)")
+        return {
+            "spare_ptys": ed.lua("return require('ttyoffer.host').stock_size()"),
+            "host_ptys": masters_held(status["pid"]),
+            "helpers_pss_mb": sum(h["pss"] for h in helpers.values()) / 1024,
+            "helpers_uss_mb": sum(h["uss"] for h in helpers.values()) / 1024,
+            "helpers_rss_mb": sum(h["rss"] for h in helpers.values()) / 1024,
+            "host_kb": helpers["host"],
+            "keeper_kb": helpers["keeper"],
+            "lua_modules": modules,
+        }
+
+
+def short_editor(sandbox: Sandbox, rounds: int) -> dict[str, Any]:
+    """`nvim -d a b` that quits 300 ms after it appeared and spawns nothing
+    (git's difftool, a commit-message editor, a suite's child editor): wall
+    time with the plugin against without, and how many Pythons it started
+    (g:python3_host_prog notes each start)."""
+    log = sandbox.base / "python-starts.log"
+    wrapper = sandbox.base / "python-noted"
+    wrapper.write_text(f'#!/bin/sh\necho "$$" >> {str(log)!r}\nexec {sys.executable!r} "$@"\n')
+    wrapper.chmod(0o755)
+    init = sandbox.base / "short.lua"
+    init.write_text(sandbox.init.read_text() + f"vim.g.python3_host_prog = {str(wrapper)!r}\n")
+    bare = bare_init(sandbox, "short-bare.lua")
+    a, b = sandbox.base / "a.txt", sandbox.base / "b.txt"
+    a.write_text("one\ntwo\n")
+    b.write_text("one\nthree\n")
+    quit_soon = "autocmd VimEnter * ++once lua vim.defer_fn(function() vim.cmd('qa!') end, 300)"
+    samples: dict[str, list[float]] = {"with": [], "without": []}
+    for i in range(rounds):
+        for name in ("with", "without") if i % 2 else ("without", "with"):
+            argv = [nvim_binary(), "--headless", "-i", "NONE", "-u", str(init if name == "with" else bare)]
+            t0 = time.monotonic_ns()
+            subprocess.run(
+                [*argv, "--cmd", quit_soon, "-d", str(a), str(b)],
+                env=sandbox.env,
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+            samples[name].append((time.monotonic_ns() - t0) / 1e6)
+    starts = len(log.read_text().splitlines()) if log.exists() else 0
+    return {
+        "ratio_p50": statistics.median(samples["with"]) / statistics.median(samples["without"]),
+        "with_ms": dist(samples["with"]),
+        "without_ms": dist(samples["without"]),
+        "python_starts": starts,
+        "editors": rounds,
+    }
+
+
+def gitsigns(sandbox: Sandbox, workdir: Path, rounds: int) -> dict[str, Any] | None:
+    """gitsigns.nvim (pinned, tests/third_party) opening a changed file until
+    its signs are placed: in an editor with the plugin against one without,
+    round by round. None where the pinned plugin cannot be had."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        from third_party import plugin
+
+        path = plugin("lewis6991/gitsigns.nvim")
+    except Exception as err:  # no archive and no network: the figure is left out
+        print(f"bench: gitsigns left out: {err}", file=sys.stderr)
+        return None
+    repo = workdir / "gitsigns-repo"
+    repo.mkdir()
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(workdir)}
+    git = ["git", "-c", "user.name=b", "-c", "user.email=b@example.invalid"]
+    subprocess.run([*git, "init", "-q", str(repo)], check=True, env=env)
+    changed = repo / "changed.txt"
+    changed.write_text("".join(f"line {i}\n" for i in range(300)))
+    subprocess.run([*git, "add", "."], cwd=repo, check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "one"], cwd=repo, check=True, env=env)
+    changed.write_text("".join(f"line {i}{' changed' if i % 25 == 0 else ''}\n" for i in range(300)))
+    bare = Sandbox(workdir / "gitsigns-bare")
+    bare.init.write_text(bare_init(sandbox, "gitsigns-bare.lua").read_text())
+    samples: dict[str, list[float]] = {"with": [], "without": []}
+    with editor(sandbox) as ours, editor(bare, wait_host=False) as stock:
+        for ed in (ours, stock):
+            ed.lua("_G.B = dofile(...)", str(BENCH_LUA))
+            ed.lua("vim.cmd.cd(...)", str(repo))
+            ed.lua("B.gitsigns_setup(...)", str(path))
+            ed.lua("B.gitsigns_signs(...)", str(changed))  # warm: modules, repo
+        for i in range(rounds):
+            for name in ("with", "without") if i % 2 else ("without", "with"):
+                ed = ours if name == "with" else stock
+                ms = ed.lua("return B.gitsigns_signs(...)", str(changed))
+                assert ms is not None, f"gitsigns placed no signs ({name} the plugin)"
+                samples[name].append(ms)
+    return {
+        "ratio_p50": statistics.median(samples["with"]) / statistics.median(samples["without"]),
+        "with_ms": dist(samples["with"]),
+        "without_ms": dist(samples["without"]),
+    }
 
 
 def startup(sandbox: Sandbox, rounds: int) -> dict[str, Any]:
@@ -485,7 +657,6 @@ def git_status(workdir: Path, rounds: int) -> dict[str, Any]:
         "GIT_CONFIG_COUNT": "2",
         "GIT_CONFIG_KEY_1": "gpg.program",
         "GIT_CONFIG_VALUE_1": str(ROOT / "libexec" / "ttyoffer-gpg"),
-        "TTYOFFER_GIT_CONFIG_COUNT": "1",
     }
     samples: dict[str, list[float]] = {"with": [], "without": []}
     for i in range(rounds):
@@ -519,6 +690,14 @@ TARGETS = {
     "git_status": ("ratio_p50", "<=", 1.05),
     "run_first_output": ("ratio_p50", "<=", 1.2),
     "recording_flood": ("largest_to_bound", "<=", 1.0),
+    "git_version_system": ("ratio_p50", "<=", 1.2),
+    "git_version_jobstart": ("ratio_p50", "<=", 1.2),
+    "git_version_fn_system": ("ratio_p50", "<=", 1.2),
+    "gitsigns": ("ratio_p50", "<=", 1.1),
+    "idle_ptys": ("host_ptys", "<=", 8),
+    "idle_memory": ("helpers_pss_mb", "<=", 30),
+    "burst_ptys": ("back_to_8_s", "<=", 60),
+    "short_editor": ("python_starts", "<=", 0),
     "remote_attach": ("reused_ratio_p50", "<=", 1.0),
 }
 
@@ -583,6 +762,43 @@ def render(results: dict[str, Any]) -> str:
         f"{f['commands']} cmds: host {f['host_fds_delta']:+d} fds {f['host_rss_kb_delta']:+d} KB, "
         f"nvim {f['nvim_fds_delta']:+d} fds {f['nvim_rss_kb_delta']:+d} KB",
     )
+    for spawner in ("system", "jobstart", "fn_system"):
+        if f"git_version_{spawner}" in r:
+            f = r[f"git_version_{spawner}"]
+            row(
+                f"git_version_{spawner}",
+                f"{f['ratio_p50']:.2f}x, p50 {f['offer_ms']['p50']:.2f} vs {f['plain_ms']['p50']:.2f} ms"
+                f" (bare /bin/sh: {f['sh_floor_ratio_p50']:.2f}x)",
+            )
+    if r.get("gitsigns"):
+        f = r["gitsigns"]
+        row(
+            "gitsigns",
+            f"{f['ratio_p50']:.2f}x, p50 {f['with_ms']['p50']:.1f} vs {f['without_ms']['p50']:.1f} ms",
+        )
+    if "idle_editor" in r:
+        f = r["idle_editor"]
+        r["idle_ptys"] = r["idle_memory"] = f
+        row("idle_ptys", f"{f['host_ptys']} ptys ({f['spare_ptys']} spare in stock)")
+        row(
+            "idle_memory",
+            f"host + keeper PSS {f['helpers_pss_mb']:.1f} MB"
+            f" (USS {f['helpers_uss_mb']:.1f}, RSS {f['helpers_rss_mb']:.1f})",
+        )
+    if "burst_ptys" in r:
+        f = r["burst_ptys"]
+        row(
+            "burst_ptys",
+            f"{f['after_burst']} ptys after 300 spawns, back to <= 8 in {f['back_to_8_s']:.1f} s"
+            f" (shrink delay {f['shrink_delay_s']:g} s)",
+        )
+    if "short_editor" in r:
+        f = r["short_editor"]
+        row(
+            "short_editor",
+            f"{f['python_starts']} Pythons in {f['editors']} editors;"
+            f" {f['ratio_p50']:.2f}x ({f['with_ms']['p50']:.0f} vs {f['without_ms']['p50']:.0f} ms)",
+        )
     f = r["startup"]
     row(
         "startup",
@@ -632,6 +848,10 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
             ("keystroke", Bench.keystroke),
             ("throughput", Bench.throughput),
             ("flood", Bench.flood),
+            ("git_version_system", lambda b: b.git_version("system")),
+            ("git_version_jobstart", lambda b: b.git_version("jobstart")),
+            ("git_version_fn_system", lambda b: b.git_version("fn_system")),
+            ("burst_ptys", Bench.burst_ptys),
             ("idle_cost", Bench.idle_cost),
             ("churn", Bench.churn),
             ("run_first_output", Bench.run_first_output),
@@ -654,6 +874,15 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
         if only is None or "recording_flood" in only:
             print("bench: recording_flood …", file=sys.stderr, flush=True)
             results["recording_flood"] = recording_flood(workdir, max(1, size.flood_seconds // 3))
+        if only is None or "idle_editor" in only:
+            print("bench: idle_editor …", file=sys.stderr, flush=True)
+            results["idle_editor"] = idle_editor(sandbox)
+        if only is None or "short_editor" in only:
+            print("bench: short_editor …", file=sys.stderr, flush=True)
+            results["short_editor"] = short_editor(sandbox, size.startups)
+        if only is None or "gitsigns" in only:
+            print("bench: gitsigns …", file=sys.stderr, flush=True)
+            results["gitsigns"] = gitsigns(sandbox, workdir, size.gitsigns_rounds)
         if only is None or "git_status" in only:
             print("bench: git_status …", file=sys.stderr, flush=True)
             results["git_status"] = git_status(workdir, size.spawns // 2)

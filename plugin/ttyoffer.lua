@@ -16,6 +16,13 @@ end
 
 local api = vim.api
 
+-- The Lua spawners' stand-ins go in now, before a plugin loaded after this
+-- one keeps its own reference to a spawner; stock until the plugin starts.
+-- (A setup() that ran already has put them in, or left them out.)
+if not package.loaded['ttyoffer.config'] then
+  require('ttyoffer.stand_ins').put_in()
+end
+
 api.nvim_create_user_command('Bang', function(opts)
   require('ttyoffer.bang').run(opts.args)
 end, { nargs = '*', complete = 'shellcmd', desc = 'Run {cmd} like :! without blocking, with a prompt window' })
@@ -67,12 +74,14 @@ api.nvim_create_autocmd('VimResized', {
   end,
 })
 
--- The host starts after startup, in the background: startup never waits for
--- Python, and commands spawned before it is up simply run without an offer.
+-- The host starts after startup, in the background, at the first spawn or
+-- after `host_start_delay`: startup never waits for Python, an editor that
+-- quits at once starts none, and commands spawned before it is up simply
+-- run without an offer.
 local function start_host()
   vim.schedule(function()
     -- Loading the modules here, after startup, spares the first command.
-    require('ttyoffer').start()
+    require('ttyoffer')._start_soon()
   end)
 end
 if vim.v.vim_did_enter == 1 then

@@ -59,6 +59,15 @@ if [ -n "${TTYOFFER_FOR_TESTS:-}" ]; then
   NEEDED[tmux]=tmux
   NEEDED[fish]=fish
   NEEDED[tcsh]=tcsh
+  # Counting the gpg wrapper's execs in an editor inside an editor.
+  NEEDED[strace]=strace
+fi
+
+# scripts/screenshots' picture of the GUI (the tests' GUI packages alone).
+if [ -n "${TTYOFFER_FOR_GUI:-}" ]; then
+  NEEDED[nvim-qt]=neovim-qt
+  NEEDED[Xvfb]=xvfb
+  NEEDED[xdotool]=xdotool
 fi
 
 say() { printf '%s\n' "ttyoffer: $*" >&2; }

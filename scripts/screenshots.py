@@ -1,8 +1,10 @@
 """The README's pictures, taken from a real run rather than drawn: Neovim's own
 TUI in a pty, a throwaway passphrase-protected signing key, gpg's real
 pinentry-curses dialog in the prompt window over a file being edited, then
-`:TtyOffer status`. Run it through scripts/screenshots, which prepares the
-virtualenv and the import path (tests/ for the harness, scripts/ for the rest)."""
+`:TtyOffer status`; then the same dialog in a real GUI, Debian's neovim-qt on
+a private Xvfb screen, keys typed into it with xdotool. Run it through
+scripts/screenshots, which prepares the virtualenv and the import path
+(tests/ for the harness and the GUI, scripts/ for the rest)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from pathlib import Path
 import pynvim
 
 from fixtures import FixtureError, Keyring, make_keyring, make_signing_repo
+from gui import Display, Gui
 from harness import Editor, Sandbox, wait_until
 from render_screen import save_png
 from tui import PtyScreen, Tui
@@ -41,6 +44,9 @@ def greet(name: str) -> str:
 if __name__ == "__main__":
     print(greet(sys.argv[1] if len(sys.argv) > 1 else "world"))
 '''
+# The GUI's picture: a window about the TUI's picture in size.
+GUI_GEOMETRY = "1000x640"
+GUI_COMMIT = 'Bang git commit --allow-empty -S -m "signed inside neovim-qt"'
 # Colours as a current terminal shows them: Neovim turns 'termguicolors' on
 # by itself where the terminal says it can, which pyte cannot answer.
 EXTRA_INIT = "vim.o.termguicolors = true\n"
@@ -69,7 +75,10 @@ def take_pictures(folder: Path, out: Path) -> list[Path]:
         (repo / SOURCE_NAME).write_text(SOURCE)
         sandbox = editor_sandbox(folder / "nvim", keyring)
         with tui_in(sandbox, repo, SOURCE_NAME) as term:
-            return [prompt_picture(term, out / "prompt.png"), status_picture(term, out / "status.png")]
+            pictures = [prompt_picture(term, out / "prompt.png"), status_picture(term, out / "status.png")]
+        gui_sandbox = editor_sandbox(folder / "nvim-qt", keyring)
+        pictures.append(gui_prompt_picture(gui_sandbox, repo, folder, out / "prompt-gui.png"))
+        return pictures
     finally:
         keyring.kill_agent()
 
@@ -115,6 +124,61 @@ def prompt_picture(term: PtyScreen, path: Path) -> Path:
     term.type("\r")
     term.wait_gone("╭")  # the window's frame
     return picture
+
+
+def gui_prompt_picture(sandbox: Sandbox, repo: Path, folder: Path, path: Path) -> Path:
+    """pinentry's dialog in the prompt window of neovim-qt, the command
+    typed into the GUI's window; answered afterwards, so gpg signs."""
+    display = Display(folder / "xvfb.log")
+    try:
+        gui = Gui(display, sandbox, [SOURCE_NAME], cwd=repo, geometry=GUI_GEOMETRY)
+        try:
+            gui.editor.wait_host(timeout=60)
+            gui.type(f":{GUI_COMMIT}")
+            gui.key("Return")
+            wait_until(lambda: gui_prompt_drawn(gui), 60, "pinentry in neovim-qt's prompt window")
+            picture = settled_screenshot(gui, path)
+            gui.type(PASSPHRASE)
+            gui.key("Return")
+            wait_until(lambda: gui.mode() == {"mode": "r", "blocking": True}, 60, "the commit's output")
+            gui.key("Return")
+            wait_until(gui.free, 30, "the editor to be free")
+            done = gui.editor.events("TtyOfferBangDone")
+            if not done or done[-1]["data"]["code"] != 0:
+                raise SystemExit(f"ttyoffer: the GUI's commit failed: {done}")
+            return picture
+        finally:
+            gui.close()
+    finally:
+        display.close()
+
+
+def settled_screenshot(gui: Gui, path: Path, quiet: float = 0.3, timeout: float = 10.0) -> Path:
+    """The GUI paints a moment after the editor has drawn (the title, the
+    cursor): taken again until two pictures `quiet` seconds apart agree."""
+    gui.screenshot(path)
+    previous = path.read_bytes()
+
+    def unchanged() -> bool:
+        nonlocal previous
+        time.sleep(quiet)
+        current = gui.screenshot(path).read_bytes()
+        same, previous = current == previous, current
+        return same
+
+    wait_until(unchanged, timeout, "neovim-qt's window to settle")
+    return path
+
+
+def gui_prompt_drawn(gui: Gui) -> bool:
+    """The dialog is in the window, and its title names the question."""
+    if not gui.free() or gui.mode()["mode"] != "t":
+        return False
+    wins = gui.editor.float_wins()
+    if len(wins) != 1 or "Passphrase:" not in gui.editor.buf_text(wins[0]):
+        return False
+    title: str = gui.lua("return vim.api.nvim_win_get_config(...).title[1][1]", wins[0])
+    return "— Passphrase" in title
 
 
 def status_picture(term: PtyScreen, path: Path) -> Path:

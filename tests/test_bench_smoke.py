@@ -24,6 +24,12 @@ FIGURES = {
     "churn": ["host_fds_delta", "nvim_fds_delta", "host_rss_kb_delta", "nvim_rss_kb_delta"],
     "startup": ["added_ms_p50"],
     "first_command": ["offer_ms", "plain_ms", "host_then"],
+    "git_version_system": ["ratio_p50", "sh_floor_ratio_p50"],
+    "git_version_jobstart": ["ratio_p50", "sh_floor_ratio_p50"],
+    "git_version_fn_system": ["ratio_p50", "sh_floor_ratio_p50"],
+    "burst_ptys": ["after_burst", "back_to_8_s"],
+    "idle_editor": ["host_ptys", "spare_ptys", "helpers_pss_mb", "helpers_rss_mb"],
+    "short_editor": ["ratio_p50", "python_starts"],
     "remote_attach": ["fresh_ratio_p50", "reused_ratio_p50", "ssh_true_ms"],
 }
 
@@ -47,3 +53,7 @@ def test_bench_small_run_produces_every_figure(tmp_path: Path) -> None:
     assert figures["idle_cost"]["host_fds_left_after"] == 0
     assert figures["churn"]["host_fds_delta"] == 0
     assert figures["churn"]["nvim_fds_delta"] == 0
+    # Counts too: an editor that spawned nothing started no Python, and an
+    # idle one holds no more ptys than its stock.
+    assert figures["short_editor"]["python_starts"] == 0
+    assert figures["idle_editor"]["host_ptys"] <= 8

@@ -1,7 +1,7 @@
 """git's SSH signing (gpg.format = ssh): ssh-keygen -Y sign asks for the key's
 passphrase on /dev/tty, like ssh. Through :Bang it asks in the prompt window;
 in vim-fugitive, on the terminal fugitive gave git, which shows the question
-and passes the keys. Real ssh-keygen, real git, Debian's vim-fugitive."""
+and passes the keys. Real ssh-keygen, real git, vim-fugitive at its pinned commit."""
 
 from __future__ import annotations
 

@@ -6,18 +6,22 @@ gpg-agent with pinentry-curses, real git, the embedded Neovim."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 
+import ptyprocess
 import pynvim
 import pytest
 
 from fixtures import Keyring
-from harness import ROOT, Editor, Sandbox, editor, wait_until
+from harness import ROOT, Editor, Sandbox, editor, nvim_binary, wait_until
+from third_party import plugin
 from tui import Tui
 
 WRAPPER = str(ROOT / "libexec" / "ttyoffer-gpg")
@@ -159,11 +163,10 @@ def test_vimscript_system_never_draws_on_the_editors_terminal(
     assert drawn_on(master) == b""
 
 
-FUGITIVE = "/usr/share/vim-fugitive"
-
-
 def fugitive_sandbox(base: Path, registered: Sandbox) -> Sandbox:
-    box = Sandbox(base, extra_init=f"vim.opt.rtp:append({FUGITIVE!r})\n")
+    """vim-fugitive from GitHub at its pinned commit (tests/third_party)."""
+    fugitive = str(plugin("tpope/vim-fugitive"))
+    box = Sandbox(base, extra_init=f"vim.opt.rtp:append({fugitive!r})\n")
     box.manifest.write_text(registered.manifest.read_text())
     return box
 
@@ -322,7 +325,10 @@ def test_lazygit_in_a_terminal_float_signs_with_keys_alone(
             term.type(keyring.passphrase + "\r")
             term.wait_text("Press enter to return to lazygit", timeout=30)
             term.type("\r")
-        term.wait_text("from lazygit")  # in lazygit's commit list
+        # In lazygit's commit list, its own screen back: not the same words
+        # on git's screen, where a `q` typed is lost as lazygit returns.
+        term.wait_text("Keybindings: ?", timeout=30)
+        term.wait_text("○ from lazygit", timeout=30)
         # lazygit refreshes after the commit, and a "q" typed meanwhile can
         # be lost on a loaded machine (seen in CI): a user presses again.
         for _ in range(10):
@@ -343,3 +349,135 @@ def test_lazygit_in_a_terminal_float_signs_with_keys_alone(
         term.close()
     assert head_is_signed(keyring, repo)
     assert drawn_on(master) == b""
+
+
+def test_a_terminal_counts_as_shown_only_while_a_window_shows_its_job(ed: Editor) -> None:
+    shown = ed.lua(
+        """
+        local shown = require('ttyoffer.terminals').shown
+        vim.cmd.enew()
+        local term = vim.fn.jobstart({ 'sleep', '30' }, { term = true })
+        local term_buf = vim.api.nvim_get_current_buf()
+        local term_tty = vim.api.nvim_get_chan_info(term).pty
+        -- A pty job (Neogit's git, overseer's task): a terminal nobody sees,
+        -- even with a terminal buffer of another channel on screen.
+        local job = vim.fn.jobstart({ 'sleep', '30' }, { pty = true })
+        local job_tty = vim.api.nvim_get_chan_info(job).pty
+        local result = { shown(term_tty), shown(job_tty), shown(''), shown('/dev/pts/999999') }
+        vim.cmd.enew() -- the terminal buffer hidden, its job running
+        table.insert(result, shown(term_tty))
+        local float = { relative = 'editor', row = 1, col = 1, width = 20, height = 5 }
+        vim.api.nvim_open_win(term_buf, false, float)
+        table.insert(result, shown(term_tty))
+        vim.fn.jobstop(term)
+        vim.fn.jobstop(job)
+        return result
+        """
+    )
+    assert shown == [True, False, False, False, False, True]
+
+
+@pytest.mark.e2e
+def test_the_wrapper_asks_an_editor_that_never_answers_for_a_bounded_time(tmp_path: Path) -> None:
+    """$NVIM names a socket that accepts and never answers (an editor
+    blocked in a loop): the wrapper gives up within its bound and runs the
+    user's gpg on its own terminal."""
+    address = str(tmp_path / "silent.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(address)
+    server.listen(4)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(server.accept()[0]), daemon=True).start()
+    theirs = tmp_path / "their-gpg"
+    theirs.write_text('#!/bin/sh\necho "asked on [$GPG_TTY] tty [$(tty)]"\n')
+    theirs.chmod(0o755)
+    env = {
+        **os.environ,
+        "NVIM": address,
+        "TTYOFFER_NVIM": nvim_binary(),
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "gpg.program",
+        "GIT_CONFIG_VALUE_0": str(theirs),
+        "TTYOFFER_GIT_CONFIG_COUNT": "1",
+    }
+    env.pop("GPG_TTY", None)
+    env.pop("FUGITIVE", None)
+    started = time.monotonic()
+    proc = ptyprocess.PtyProcess.spawn([WRAPPER, "--status-fd=2", "-bsau", "KEY"], env=env)
+    try:
+        seen = b""
+        while b"asked on" not in seen or not seen.endswith(b"\n"):
+            try:
+                seen += proc.read(4096)
+            except EOFError:
+                break
+        elapsed = time.monotonic() - started
+    finally:
+        proc.close(force=True)
+        server.close()
+        for conn in held:
+            conn.close()
+    line = seen.decode().strip().splitlines()[-1]
+    tty = line.split("tty [", 1)[1].rstrip("]")
+    assert line == f"asked on [{tty}] tty [{tty}]"
+    assert elapsed < 15  # the bound is 5 s (6 with the kill); margin for a loaded machine
+
+
+def test_where_the_wrapper_has_gpg_ask(ed: Editor, tmp_path: Path) -> None:
+    """The wrapper run as git runs it, under each kind of terminal, with a
+    stand-in for the user's gpg that tells where it was pointed."""
+    theirs = tmp_path / "their-gpg"
+    theirs.write_text('#!/bin/sh\necho "asked=[$GPG_TTY] tty=[$(tty)] term=[$TERM]"\n')
+    theirs.chmod(0o755)
+    # Each run is waited for from here, not in a vim.wait() of the editor's:
+    # lease() refuses a terminal while the editor is inside a plugin's own
+    # wait (no key could reach the window), and Neogit waits in none.
+    ed.lua(
+        """
+        local wrapper, theirs = ...
+        local env = { GIT_CONFIG_COUNT = '1', GIT_CONFIG_KEY_0 = 'gpg.program',
+          GIT_CONFIG_VALUE_0 = theirs, TTYOFFER_GIT_CONFIG_COUNT = '1', TERM = 'ansi' }
+        _G.where = {}
+        function _G.run_wrapper(name, args, opts)
+          local out = {}
+          opts = vim.tbl_extend('force', opts, { env = env,
+            on_stdout = function(_, data) vim.list_extend(out, data) end,
+            on_exit = function() _G.where[name] = table.concat(out, '') end })
+          vim.fn.jobstart(vim.list_extend({ wrapper }, args), opts)
+        end
+        _G.sign = { '--status-fd=2', '-bsau', 'KEY' }
+        """,
+        WRAPPER,
+        str(theirs),
+    )
+
+    def run(name: str, setup: str) -> None:
+        ed.lua(setup)
+        wait_until(lambda: ed.lua("return _G.where[...]", name) is not None, 20, f"the wrapper ({name})")
+
+    # A pty job's terminal (Neogit's git): a leased terminal of ours.
+    run("pty_job", "_G.run_wrapper('pty_job', _G.sign, { pty = true })")
+    # The same, checking a signature: asks nothing, no question.
+    run("verify", "_G.run_wrapper('verify', { '--status-fd=1', '--verify', 'sig', '-' }, { pty = true })")
+    # A terminal a window shows (lazygit's, toggleterm's): its own.
+    run("shown", "vim.cmd.enew() _G.run_wrapper('shown', _G.sign, { term = true })")
+    # No terminal to lease: gpg fails at once instead of waiting unseen.
+    run(
+        "none",
+        "local t = require('ttyoffer') _G.kept_lease = t.lease t.lease = function() return '' end "
+        "_G.run_wrapper('none', _G.sign, { pty = true })",
+    )
+    ed.lua("require('ttyoffer').lease = _G.kept_lease")
+    where = ed.lua("return _G.where")
+
+    def fields(text: str) -> dict[str, str]:
+        return dict(part.rstrip("]").split("=[", 1) for part in text.split("\r\n")[0].split())
+
+    pty_job = fields(where["pty_job"])
+    assert pty_job["asked"].startswith("/dev/pts/") and pty_job["asked"] != pty_job["tty"]
+    assert pty_job["term"] == "xterm-256color"  # the prompt window's, not the job's ansi
+    verify = fields(where["verify"])
+    assert verify["asked"] == verify["tty"]
+    shown = fields(where["shown"])
+    assert shown["asked"] == shown["tty"] and shown["term"] == "ansi"
+    assert fields(where["none"])["asked"] == ""

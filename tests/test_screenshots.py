@@ -1,6 +1,6 @@
 """The README's pictures stay reproducible: scripts/screenshots, run into a
-temporary folder, still finds pinentry's dialog in the float and the
-status, and draws both."""
+temporary folder, still finds pinentry's dialog in the float (in the TUI
+and in neovim-qt) and the status, and draws them."""
 
 from __future__ import annotations
 
@@ -23,6 +23,6 @@ def test_the_pictures_are_made_from_a_real_run(tmp_path: Path) -> None:
         timeout=300,
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    for name in ("prompt.png", "status.png"):
+    for name in ("prompt.png", "status.png", "prompt-gui.png"):
         with Image.open(tmp_path / name) as image:
             assert image.size == Image.open(ROOT / "doc" / "img" / name).size

@@ -4,6 +4,7 @@ the user's."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -83,36 +84,30 @@ def test_a_run_is_a_tmux_session_real_terminals_see(tmux_editor: tuple[Editor, A
     assert names(ed) == ["ttyoffer-build"]
 
 
-def test_an_idle_shell_is_adopted_and_the_command_typed_literally(tmux_editor: tuple[Editor, Any]) -> None:
+def test_a_session_that_exists_gets_a_window_with_the_argv(tmux_editor: tuple[Editor, Any]) -> None:
     ed, outside = tmux_editor
     assert outside("new-session", "-d", "-s", "ttyoffer-idle", "-x", "100", "-y", "20", "sh").returncode == 0
-    wait_until(
-        lambda: (
-            "sh"
-            in outside("display-message", "-p", "-t", "=ttyoffer-idle:", "#{pane_current_command}").stdout
-        )
-    )
     # In copy mode, with arguments tmux would read as key names or options.
     outside("copy-mode", "-t", "=ttyoffer-idle:")
-    ed.nvim.command("TtyRun tmux idle printf '%s|%s|%s\\n' -n Enter 'C-c'")
-    wait_until(
-        lambda: "-n|Enter|C-c" in outside("capture-pane", "-p", "-t", "=ttyoffer-idle:").stdout,
-        what="the command typed into the shell and run",
-    )
+    ed.nvim.command("TtyRun tmux idle sh -c 'printf \"%s|%s|%s\\n\" \"$@\"; sleep 1' sh -n Enter 'C-c;'")
+    run_id = ed.lua("return require('ttyoffer.runs').list()[1].id")
+    wait_until(lambda: "-n|Enter|C-c;" in ed.run_pane(run_id), what="the program's arguments, as given")
+    assert "sleep" not in outside("capture-pane", "-p", "-t", "=ttyoffer-idle:0").stdout  # nothing typed
     assert names(ed) == ["ttyoffer-idle"]
 
 
-def test_a_busy_pane_is_adopted_for_a_pane_and_refused_for_a_command(tmux_editor: tuple[Editor, Any]) -> None:
+def test_a_busy_pane_is_adopted_for_a_pane_and_given_a_window_for_a_command(
+    tmux_editor: tuple[Editor, Any],
+) -> None:
     ed, outside = tmux_editor
     assert outside("new-session", "-d", "-s", "ttyoffer-busy", "sleep", "300").returncode == 0
-    windows = ed.lua("return #vim.api.nvim_list_wins()")
-    err = ed.lua(
-        "local ok, e = pcall(require('ttyoffer').run, {tmux = 'busy', argv = {'echo', 'over it'}}) return e"
+    run_id = ed.lua(
+        "return require('ttyoffer').run({tmux = 'busy', argv = {'sh', '-c', 'echo beside it; sleep 1'}}).id"
     )
-    assert "tmux session ttyoffer-busy runs sleep: not typing over it" in err
-    assert err.startswith("(ttyoffer) run(): ")
-    assert ed.lua("return #vim.api.nvim_list_wins()") == windows  # nothing opened
-    assert "over it" not in outside("capture-pane", "-p", "-t", "=ttyoffer-busy:").stdout
+    wait_until(lambda: "beside it" in ed.run_pane(run_id), what="the command in a window of its own")
+    code = "local r = require('ttyoffer.runs').get(...) return r.result and r.result.code or vim.NIL"
+    assert wait_until(lambda: ed.lua(code, run_id) is not None, what="its end") and ed.lua(code, run_id) == 0
+    assert "beside it" not in outside("capture-pane", "-p", "-t", "=ttyoffer-busy:0").stdout
     # Asked for the pane only: adopted.
     run_id = ed.lua("return require('ttyoffer').run({tmux = 'busy'}).id")
     wait_until(lambda: ed.lua("return require('ttyoffer.runs').get(...).pid", run_id), what="the client")
@@ -186,14 +181,19 @@ def test_caller_text_always_follows_the_end_of_options(
     server = Tmux("tmux", ["-L", "x"])
     session = tmux.session_name(name)
     assert session.startswith(PREFIX) and session == PREFIX + sanitize_name(name)
-    made = [as_tmux_reads(arg) for arg in server.new_session(session, "/tmp", env, 24, 80, argv)]
-    end = made.index("--")
-    assert made[end + 1 :] == argv  # the program and its arguments, as given
-    # Before the end of options: only our flags, each -e with its value.
-    flags = made[:end]
+    raw = server.start_program(session, "%3", env, argv)
+    # Our commands, separated by ";" alone (a caller's ";" is "\\;"), then
+    # respawn-pane: its end of options, then one program run by exec,
+    # whatever its arguments.
+    respawn = len(raw) - raw[::-1].index(";")
+    assert raw[respawn] == "respawn-pane"
+    made = [arg if arg == ";" else as_tmux_reads(arg) for arg in raw]
+    end = made.index("--", respawn)
+    assert made[end + 1 :] == [*tmux.EXEC, *argv]
+    flags = made[respawn:end]
     assert [flags[i + 1] for i, f in enumerate(flags) if f == "-e"] == [f"{k}={v}" for k, v in env.items()]
-    typed = [as_tmux_reads(arg) for arg in server.type_text(session, " ".join(argv))]
-    assert typed[-2:] == ["--", " ".join(argv)] and "-l" in typed
+    # No -c: tmux expands it as a format.
+    assert "-c" not in made[:end]
 
 
 @settings(max_examples=20, deadline=None)
@@ -201,26 +201,29 @@ def test_caller_text_always_follows_the_end_of_options(
     st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=20),
     st.sampled_from(["", ";", "\\;", " ; kill-server;"]),
 )
-def test_text_starting_with_a_dash_reaches_the_pane_as_text(body: str, end: str) -> None:
-    """Options and command separators for tmux, typed as text."""
+def test_an_argument_starting_with_a_dash_reaches_the_program_as_given(body: str, end: str) -> None:
+    """Options and command separators for tmux, as a program's argument."""
     text = "-" + body + end
     with tempfile.TemporaryDirectory(prefix="ttm-") as folder:
         env = {**os.environ, "TMUX_TMPDIR": folder}
         env.pop("TMUX", None)
         server = Tmux("tmux", [])
+
+        async def check() -> None:
+            made = await tmux.call(server.new_session("ttyoffer-arg", 10, 200), env)
+            assert made.returncode == 0, made.stderr
+            pane = tmux.pane_id(made.stdout)
+            argv = ["sh", "-c", 'printf "<%s>\\n" "$1"; exec sleep 30', "sh", text]
+            started = await tmux.call(server.start_program("ttyoffer-arg", pane, {}, argv), env)
+            assert started.returncode == 0, started.stderr
+            for _ in range(200):
+                shown = await tmux.call(server.argv("capture-pane", "-p", "-t", pane), env)
+                if f"<{text}>" in shown.stdout:
+                    return
+                await asyncio.sleep(0.02)
+            raise AssertionError(f"{text!r} not shown")
+
         try:
-            made = server.new_session("ttyoffer-cat", "/tmp", {}, 10, 200, ["cat"])
-            assert tmux.call(made, env).returncode == 0
-            assert tmux.call(server.type_text("ttyoffer-cat", text), env).returncode == 0
-            assert tmux.call(server.press_enter("ttyoffer-cat"), env).returncode == 0
-            wait_until(
-                lambda: (
-                    tmux.call(server.argv("capture-pane", "-p", "-t", "=ttyoffer-cat:"), env).stdout.count(
-                        text
-                    )
-                    >= 2
-                ),
-                what="the text and cat's echo of it",
-            )
+            asyncio.run(check())
         finally:
-            tmux.call(server.argv("kill-server"), env)
+            subprocess.run(["tmux", "kill-server"], env=env, capture_output=True)

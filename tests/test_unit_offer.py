@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from harness import STRAY_PROMPT, start_stray
+from ttyoffer_nvim import offer as offer_module
 from ttyoffer_nvim.offer import BATCH_SIZE, RELAY_WINDOW, Offer, OfferTable, State
 from ttyoffer_nvim.ptys import READ_SIZE, get_winsize, session_of
 
@@ -682,6 +683,43 @@ async def test_a_window_the_editor_blocked_right_after_opening_is_hung_up() -> N
     table, offer, proc = await asking(presenter)
     table.seen(offer.id)
     table.attach(offer.id, 24, 80)
+    presenter.answering = False
+    await asyncio.wait_for(presenter.unserved_event.wait(), 10)
+    assert await wait_exit(proc) == -signal.SIGHUP
+    assert ("unserved", offer.id, "Passphrase") in presenter.calls
+
+
+async def test_a_drawn_window_outlasts_a_blocked_editor() -> None:
+    # Drawn, the question in it: the user sees it and types. A plugin then
+    # holds the editor (a timer's busy loop): their keys wait in Neovim and
+    # reach the window when it is free. Hanging up would close the window
+    # under their fingers and send the rest of the secret to the document.
+    presenter = FakePresenter()
+    presenter.waits_for_user = False
+    table, offer, proc = await asking(presenter)
+    table.seen(offer.id)
+    table.attach(offer.id, 24, 80)
+    table.drawn(offer.id)
+    presenter.answering = False
+    await asyncio.sleep(5 * BLOCKED_MS / 1000)
+    assert proc.poll() is None and "unserved" not in presenter.kinds()
+    table.write(offer.id, b"yes\r")
+    assert await wait_exit(proc) == 0
+    await until(lambda: "closed" in presenter.kinds(), "closed")
+    assert "unserved" not in presenter.kinds()
+
+
+async def test_a_drawn_window_goes_when_the_editor_never_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A plugin blocked on the very command (jobwait() without a timeout):
+    # however long the user looks at the prompt, nothing reaches it. Past
+    # DRAWN_PATIENCE it is hung up and the user told, never left hanging.
+    monkeypatch.setattr(offer_module, "DRAWN_PATIENCE", 0.5)
+    presenter = FakePresenter()
+    presenter.waits_for_user = False
+    table, offer, proc = await asking(presenter)
+    table.seen(offer.id)
+    table.attach(offer.id, 24, 80)
+    table.drawn(offer.id)
     presenter.answering = False
     await asyncio.wait_for(presenter.unserved_event.wait(), 10)
     assert await wait_exit(proc) == -signal.SIGHUP

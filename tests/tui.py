@@ -81,10 +81,12 @@ class PtyScreen:
 class Tui(PtyScreen):
     """Neovim's own TUI under the test sandbox, with an RPC socket for checks."""
 
-    def __init__(self, sandbox: Sandbox, args: list[str], rows: int = 30, cols: int = 100) -> None:
+    def __init__(
+        self, sandbox: Sandbox, args: list[str], rows: int = 30, cols: int = 100, binary: str | None = None
+    ) -> None:
         self.socket = str(sandbox.base / "tui.sock")
         env = {**sandbox.env, "TERM": "xterm-256color", "COLORTERM": ""}
-        argv = [nvim_binary(), "-u", str(sandbox.init), "--listen", self.socket, *args]
+        argv = [binary or nvim_binary(), "-u", str(sandbox.init), "--listen", self.socket, *args]
         super().__init__(argv, env, rows, cols)
         wait_listening(self.socket)
 

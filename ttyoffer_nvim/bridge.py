@@ -9,21 +9,29 @@ not come is how a blocked editor is told (NvimPresenter.editor_waits_for_user).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import inspect
 import logging
 import os
 import signal
+import socket
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ships no types
 
-from . import procfs, remote, sessions, tmux
+from . import procfs
 from .keeper import KeeperLink
-from .offer import Offer, OfferTable
-from .protocol import EVENTS, TERMINAL_TRAFFIC, event_call
-from .runs import Run, RunTable, spec_from
+from .offer import Offer, OfferTable, State
+from .protocol import EVENTS, REQUESTS, TERMINAL_TRAFFIC, event_call
+
+# Runs, sessions and tmux are imported when first used: an idle host, which
+# most hosts are, does without their megabyte.
+if TYPE_CHECKING:
+    from . import tmux
+    from .runs import Run, RunTable
 
 log = logging.getLogger(__name__)
 
@@ -90,9 +98,43 @@ class NvimPresenter:
 
     def __init__(self, nvim: Any) -> None:
         self._nvim = nvim
+        self._knock: socket.socket | None = None
+
+    def knock_at(self, path: str) -> None:
+        """Connect to the editor's knock socket (lua/ttyoffer/knock.lua), in
+        place of any before. A Unix socket that listens accepts a connect at
+        once: nothing here waits."""
+        self._close_knock()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        sock.setblocking(False)
+        try:
+            sock.connect(path)
+        except OSError:
+            sock.close()
+            log.debug("ttyoffer: cannot connect to the editor's knock socket")
+            return
+        self._knock = sock
+
+    def _close_knock(self) -> None:
+        if self._knock is not None:
+            self._knock.close()
+            self._knock = None
 
     def present(self, offer: Offer, data: bytes) -> None:
         send_event(self._nvim, "present", offer.id, data)
+        # After the notification: a wait that serves fast events only reads
+        # this, and serves the editor's events until the `present` is in.
+        self.knock(offer)
+
+    def knock(self, offer: Offer) -> None:
+        """The offer's id on the knock socket, if there is one."""
+        if self._knock is not None:
+            try:
+                self._knock.send(b"%d\n" % offer.id, socket.MSG_NOSIGNAL)
+            except BlockingIOError:
+                pass  # megabytes of ids unread: the editor serves anyway
+            except OSError:
+                self._close_knock()  # the editor closed it
 
     def output(self, offer: Offer, data: bytes) -> None:
         send_event(self._nvim, "output", offer.id, data)
@@ -174,6 +216,7 @@ class TtyOfferHost:
         self._runs: RunTable | None = None
         self._keeper: KeeperLink | None = None
         self._keeper_restarts: list[float] = []
+        self._asked: set[asyncio.Future[Any]] = set()
         raise_fd_limit()
         install_log_redaction()
 
@@ -187,6 +230,8 @@ class TtyOfferHost:
     @property
     def runs(self) -> RunTable:
         if self._runs is None:
+            from .runs import RunTable
+
             self._runs = RunTable(self._nvim.loop, self._presenter, dict(os.environ))
         return self._runs
 
@@ -260,6 +305,8 @@ class TtyOfferHost:
         return {"path": login.value.path, "source": login.value.source}
 
     def sessions(self) -> dict[str, Any]:
+        from . import sessions
+
         try:
             folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
         except (OSError, sessions.SessionFolderError) as err:
@@ -269,6 +316,8 @@ class TtyOfferHost:
     def session_kill(self, name: Any) -> dict[str, Any]:
         """{name, count}, or {error} for a name that is not one (it is never
         taken for the session the sanitiser would make of it)."""
+        from . import sessions
+
         refused = sessions.refusal(name)
         if refused is not None:
             return {"error": refused}
@@ -279,16 +328,17 @@ class TtyOfferHost:
         return {"name": name, "count": sessions.kill_session(folder, name)}
 
     def _tmux(self, server: Any) -> tmux.Tmux:
-        program = tmux.find(dict(os.environ))
-        if program is None:
-            raise tmux.TmuxError("tmux is not installed: sudo apt-get install tmux")
-        return tmux.Tmux(program, tmux.server_args(str(server or ""), dict(os.environ)))
+        from . import tmux
 
-    def tmux_prepare(self, spec: Any) -> dict[str, Any]:
-        """Create or adopt a run's tmux session. Blocks the host for the few
-        tmux commands it takes (each bounded by tmux.TIMEOUT): the editor
-        waits for the answer anyway, and errors reach the caller before any
-        pane opens."""
+        return tmux.for_server(str(server or ""), dict(os.environ))
+
+    async def tmux_prepare(self, spec: Any) -> dict[str, Any]:
+        """Make the pane of a tmux run's program, or find the one to
+        re-attach to; the errors reach the caller before any pane opens.
+        tmux runs off the loop (tmux.call)."""
+        from . import tmux
+        from .runs import NOT_STARTED_CODE, resolve
+
         if not isinstance(spec, dict):
             return {"error": "a tmux run is described by a table"}
         try:
@@ -297,16 +347,41 @@ class TtyOfferHost:
             login = self.runs.login_path.value
             env = {str(k): str(v) for k, v in (spec.get("env") or {}).items()}
             env.setdefault("PATH", login.path if login else os.environ.get("PATH", os.defpath))
+            # The user's environment as it was before the editor and the
+            # plugin added theirs: a server these commands start keeps it.
+            given = spec.get("server_env")
+            server_env = (
+                {str(k): str(v) for k, v in given.items()} if isinstance(given, dict) else dict(os.environ)
+            )
+            server_env.pop("TMUX", None)
             cwd = str(spec.get("cwd") or os.getcwd())
+            if not os.path.isdir(cwd):
+                raise tmux.TmuxError(f"cwd {cwd!r} is not a folder")
             rows, cols = int(spec.get("rows") or 24), int(spec.get("cols") or 80)
-            session = tmux.prepare(server, spec.get("name"), argv, cwd, env, rows, cols)
+            if argv:
+                # As for any run: a program that cannot start is told apart
+                # (127, not found or not executable) before anything is made.
+                executable, reason, message = resolve(argv[0], env["PATH"], cwd)
+                if executable is None:
+                    ending = tmux.Ending(NOT_STARTED_CODE, 0, reason, message)
+                    return {"session": tmux.session_name(spec.get("name")), "ended": tmux.ending_dict(ending)}
+            prepared = await tmux.prepare(server, spec.get("name"), argv, cwd, env, rows, cols, server_env)
         except (tmux.TmuxError, ValueError, TypeError) as err:
             return {"error": str(err)}
-        return {"session": session, "attach": server.attach(session)}
+        answer: dict[str, Any] = {
+            "session": prepared.session,
+            "pane": prepared.pane,
+            "attach": prepared.attach,
+        }
+        if prepared.ending is not None:
+            answer["ended"] = tmux.ending_dict(prepared.ending)
+        return answer
 
-    def tmux_list(self, server: Any) -> dict[str, Any]:
+    async def tmux_list(self, server: Any) -> dict[str, Any]:
+        from . import tmux
+
         try:
-            found = tmux.list_sessions(self._tmux(server))
+            found = await tmux.list_sessions(self._tmux(server))
         except tmux.TmuxError as err:
             return {"sessions": [], "error": str(err)}
         return {"sessions": [s.as_dict() for s in found], "error": ""}
@@ -314,6 +389,8 @@ class TtyOfferHost:
     def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any, signum: Any) -> dict[str, Any]:
         """The argv of a list, kill, check or signal on `dest` (fast: nothing
         is asked of the network here; the editor runs it)."""
+        from . import remote
+
         if action not in ("list", "kill", "check", "signal"):
             return {"error": f"no remote action {action!r}"}
         words = ssh if isinstance(ssh, list) else []
@@ -323,11 +400,57 @@ class TtyOfferHost:
             return {"error": built}
         return {"argv": built.argv, "name": built.name}
 
-    def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
+    async def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
+        from . import tmux
+
         try:
-            return {"ended": tmux.kill(self._tmux(server), str(session))}
+            return {"ended": await tmux.kill(self._tmux(server), str(session))}
         except tmux.TmuxError as err:
             return {"error": str(err)}
+
+    def answer_now(self, value: Coroutine[Any, Any, dict[str, Any]]) -> dict[str, Any]:
+        """A request's value, for pynvim's synchronous handlers: one that
+        comes from a coroutine is waited for in the handler's greenlet (the
+        loop runs meanwhile), as pynvim waits for its own requests."""
+        task = asyncio.ensure_future(value, loop=self._nvim.loop)
+        current = greenlet.getcurrent()
+        if current.parent is None:  # not in a handler's greenlet: cannot wait
+            task.cancel()
+            return {"error": "not answerable here"}
+        task.add_done_callback(lambda _: current.switch())
+        current.parent.switch()
+        return task.result()
+
+    # -- notifications --------------------------------------------------------
+
+    def ask(self, token: int, name: Any, args: Any) -> None:
+        """A request that the editor waits for with a bound of its own
+        (host.lua): the answer comes back as the `answer` event, when it is
+        there, and never holds the loop up meanwhile."""
+        if name not in REQUESTS:
+            send_event(self._nvim, "answer", token, None, f"{name!r} is not a request of the host")
+            return
+        arguments = list(args) if isinstance(args, (list, tuple)) else []
+        try:
+            value = getattr(self, str(name))(*arguments)
+        except Exception as err:
+            log.debug("ttyoffer: request %s failed", name, exc_info=True)
+            send_event(self._nvim, "answer", token, None, f"{name} failed: {err}")
+            return
+        if not inspect.isawaitable(value):
+            send_event(self._nvim, "answer", token, value, "")
+            return
+
+        def done(task: asyncio.Future[Any]) -> None:
+            if task.cancelled() or task.exception() is not None:
+                send_event(self._nvim, "answer", token, None, f"{name} failed: {task.exception()}")
+            else:
+                send_event(self._nvim, "answer", token, task.result(), "")
+
+        task = asyncio.ensure_future(value, loop=self._nvim.loop)
+        self._asked.add(task)  # the loop holds tasks weakly only
+        task.add_done_callback(self._asked.discard)
+        task.add_done_callback(done)
 
     # -- notifications --------------------------------------------------------
 
@@ -340,6 +463,10 @@ class TtyOfferHost:
 
     def dismiss(self, offer_id: int) -> None:
         self.table.dismiss(int(offer_id))
+
+    def retire(self, offer_ids: list[int]) -> None:
+        for offer_id in offer_ids:
+            self.table.retire(int(offer_id))
 
     def attach(self, offer_id: int, rows: int, cols: int) -> None:
         self.table.attach(int(offer_id), int(rows), int(cols))
@@ -362,10 +489,25 @@ class TtyOfferHost:
     def release(self, offer_id: int) -> None:
         self.table.release_unbound(int(offer_id))
 
+    def drawn(self, offer_id: int) -> None:
+        self.table.drawn(int(offer_id))
+
+    def knock(self, path: Any) -> None:
+        self._presenter.knock_at(str(path))
+        # A command that asked before the socket was known (the editor's
+        # first wrapped vim.system() makes it, after the spawn) is knocked
+        # for now: its wait would otherwise serve fast events only, and its
+        # `present` wait unserved until it is hung up.
+        for offer in self._table or ():
+            if offer.state is State.PRESENTED:
+                self._presenter.knock(offer)
+
     def configure(self, blocked_ms: float) -> None:
         self.table.configure(float(blocked_ms))
 
     def run_start(self, run_id: int, spec: Any) -> None:
+        from .runs import spec_from
+
         self.runs.start(int(run_id), spec_from(spec))
 
     def run_input(self, run_id: int, data: Any) -> None:

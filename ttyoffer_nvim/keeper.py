@@ -27,16 +27,18 @@ import os
 import selectors
 import signal
 import socket
-import subprocess
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from . import procfs
 from .hangup import hang_up_holders
 
-if TYPE_CHECKING:  # the keeper itself has no event loop: not imported there
+# typing.TYPE_CHECKING without importing typing (a megabyte in the keeper);
+# mypy takes any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the keeper itself has no event loop and starts nothing: not imported there
     import asyncio
+    import subprocess
 
 _MAX_FDS = 200  # SCM_RIGHTS takes at most 253 descriptors a message
 _MAX_MESSAGE = 16 * _MAX_FDS
@@ -73,6 +75,8 @@ class KeeperLink:
     @classmethod
     def spawn(cls) -> KeeperLink:
         """A new keeper; OSError when none can be started."""
+        import subprocess  # the host's side only: megabytes the keeper does without
+
         host_end, keeper_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             proc = subprocess.Popen(

@@ -33,13 +33,23 @@ busy loop) serves no notification: the offer's window cannot open, and the
 command would wait for an answer forever, the editor perhaps waiting on it.
 The same holds for a window that opened just before the editor blocked: it
 is not even drawn, and no key reaches it. So while a prompt is on its way
-to the user or in front of them, and its command runs, the editor is asked
-its mode every half `blocked_after` (`seen`, the editor's receipt of the
-`present`, restarts the count). Neovim answers at once while it waits for
-the user (a hit-enter prompt: they will come back to it) and whenever it
-serves its events; when it does not answer within the other half, it is
-blocked: the command is hung up, as a declined prompt is, and the user told
-later (`unserved`).
+to the user, and its command runs, the editor is asked its mode every half
+`blocked_after` (`seen`, the editor's receipt of the `present`, restarts the
+count). Neovim answers at once while it waits for the user (a hit-enter
+prompt: they will come back to it) and whenever it serves its events; when
+it does not answer within the other half, it is blocked: the command is hung
+up, as a declined prompt is, and the user told later (`unserved`).
+
+Once the editor says the window is drawn (`drawn`: on screen, the command's
+first bytes in its terminal), the user can see the question and is typing
+the answer: a busy spell of the editor (a plugin's timer holding it a
+second) only delays their keys, which Neovim keeps and hands the window when
+it is free. Hanging up then would close the window under the user's fingers,
+the rest of a passphrase typed into the document. A drawn prompt is hung up
+only when the editor has answered nothing for DRAWN_PATIENCE: no busy spell
+lasts that long, and an editor blocked on the very command (a plugin's
+jobwait() without a timeout) must not wait for good. Keys typed meanwhile
+are dropped when its window goes, as for any prompt that goes.
 
 The Presenter is called on the host's event loop and must return at once.
 """
@@ -100,6 +110,11 @@ STRAY_GRACE = 0.5
 # merely busy for a moment, short enough that a command waiting on a
 # question nobody can see is not left waiting long.
 BLOCKED_AFTER = 1.0
+# How long an editor may answer nothing while a prompt it has drawn is up:
+# far beyond any busy spell (a plugin's timer, a slow redraw), so the user
+# typing into it is never cut off; an editor blocked on the very command
+# still lets it go, and the user is told.
+DRAWN_PATIENCE = 30.0
 # The smallest terminal a pty is given. The window's size is the editor's
 # to choose (its layout rule lives on the Lua side); this only keeps a size
 # that is no size (zero, negative) from reaching the kernel and the screen.
@@ -176,6 +191,8 @@ class Offer:
     sequences: SequenceFilter = field(default_factory=SequenceFilter)
     # The editor received the `present` of this offer: it can show it.
     seen: bool = False
+    # Its window is on screen with the first bytes in it: the user sees it.
+    drawn: bool = False
     editor_check: asyncio.TimerHandle | None = None
     # Never bound (a synchronous system()): the editor said its command
     # ended, and hears back when the offer is over, as for a bound one.
@@ -323,6 +340,13 @@ class OfferTable:
         if offer is not None:
             self._close(offer, declined=True)
 
+    def retire(self, offer_id: int) -> None:
+        """A spare the editor gave back: closed, unless a command has it
+        after all (bound, or written to by one not bound yet)."""
+        offer = self._offers.get(offer_id)
+        if offer is not None and not offer.pid and offer.state is State.ARMED and offer.stray_timer is None:
+            self._close(offer)
+
     def seen(self, offer_id: int) -> None:
         """The editor has received the offer's `present`: it serves its
         events now, and the window is its to open when it can (the user may
@@ -332,6 +356,18 @@ class OfferTable:
             return
         offer.seen = True
         # It serves its events now: the next check starts from here.
+        self._cancel_editor_check(offer)
+        self._check_editor_later(offer)
+
+    def drawn(self, offer_id: int) -> None:
+        """The editor has drawn the offer's window, the first bytes in its
+        terminal: the user sees the question. From now on a busy editor
+        only delays the keys typed into it; only one that answers nothing
+        for DRAWN_PATIENCE hangs it up."""
+        offer = self._offers.get(offer_id)
+        if offer is None:
+            return
+        offer.drawn = True
         self._cancel_editor_check(offer)
         self._check_editor_later(offer)
 
@@ -497,9 +533,9 @@ class OfferTable:
             offer.editor_check = check
 
     def _waits_for_an_answer(self, offer: Offer) -> bool:
-        """Its prompt is on its way to the user or in front of them, and the
-        command still runs: one that has ended waits on nothing (what it
-        wrote simply waits in the pty for its window)."""
+        """Its prompt is on its way to the user or shown, and the command
+        still runs: one that has ended waits on nothing (what it wrote
+        simply waits in the pty for its window)."""
         return offer.state in (State.PRESENTED, State.ATTACHED) and not offer.released
 
     def _check_editor_serves(self, offer: Offer) -> None:
@@ -512,7 +548,9 @@ class OfferTable:
         offer.editor_check = None
         if not self._waits_for_an_answer(offer):
             return
-        deadline = self._loop.call_later(self.blocked_after / 2, self._editor_blocked, offer)
+        # A drawn prompt is the user's: a busy spell only delays their keys.
+        patience = max(DRAWN_PATIENCE, self.blocked_after) if offer.drawn else self.blocked_after / 2
+        deadline = self._loop.call_later(patience, self._editor_blocked, offer)
         offer.editor_check = deadline
 
         def answered(waits_for_user: bool | None) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
-from typing import NamedTuple
 
 # How many descriptors a process of ours asks to be allowed: the host holds
 # two per command in flight (master and slave), the keeper one, and the soft
@@ -20,15 +19,21 @@ from typing import NamedTuple
 FD_CEILING = 65536
 
 
-class Stat(NamedTuple):
-    """The fields of /proc/PID/stat that follow the command's name."""
+class Stat:
+    """The fields of /proc/PID/stat that follow the command's name.
 
-    state: str  # "R", "S", ..., "Z" for a zombie
-    ppid: int
-    pgrp: int
-    session: int
-    tty_nr: int  # the controlling terminal's device number, 0 for none
-    tpgid: int  # the controlling terminal's foreground process group, -1 for none
+    A plain class (not typing.NamedTuple): typing costs the keeper, which
+    imports this module, a megabyte."""
+
+    __slots__ = ("state", "ppid", "pgrp", "session", "tty_nr", "tpgid")
+
+    def __init__(self, state: str, ppid: int, pgrp: int, session: int, tty_nr: int, tpgid: int) -> None:
+        self.state = state  # "R", "S", ..., "Z" for a zombie
+        self.ppid = ppid
+        self.pgrp = pgrp
+        self.session = session
+        self.tty_nr = tty_nr  # the controlling terminal's device number, 0 for none
+        self.tpgid = tpgid  # the controlling terminal's foreground process group, -1 for none
 
 
 def stat(pid: int) -> Stat | None:

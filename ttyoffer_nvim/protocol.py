@@ -29,6 +29,8 @@ EVENTS: dict[str, tuple[str, ...]] = {
     # A run's program ended, or could not start: {code, signal, signal_name,
     # reason, message}.
     "run_exit": ("run_id", "result"),
+    # The answer to an `ask`: the request's value, or why there is none.
+    "answer": ("token", "result", "error"),
 }
 
 REQUESTS: dict[str, tuple[str, ...]] = {
@@ -42,8 +44,9 @@ REQUESTS: dict[str, tuple[str, ...]] = {
     "sessions": (),
     # End a persistent session: {name, count}, or {error} for a name that is not one.
     "session_kill": ("name",),
-    # Create or adopt the tmux session of a run: {session, attach} (the
-    # argv that attaches to it), or {error}.
+    # Make the pane of a tmux run's program (or find the one to re-attach
+    # to): {session, pane, attach (the argv that attaches to it), ended (how
+    # the program ended, when it had)}, or {error}.
     "tmux_prepare": ("spec",),
     # Our tmux sessions, read now: {sessions = [{name, created, attached,
     # command, title}], error}.
@@ -60,6 +63,8 @@ NOTIFICATIONS: dict[str, tuple[str, ...]] = {
     "refill": ("count", "rows", "cols"),
     "bind": ("offer_id", "pid"),
     "dismiss": ("offer_id",),
+    # Spare ptys the editor no longer wants (its stock shrinks after a burst).
+    "retire": ("offer_ids",),
     "attach": ("offer_id", "rows", "cols"),
     "input": ("offer_id", "data"),
     "ack": ("offer_id", "count"),
@@ -68,14 +73,25 @@ NOTIFICATIONS: dict[str, tuple[str, ...]] = {
     # The editor has received the offer's `present` (window or not yet): it
     # serves its events now; the next check of it starts from here.
     "seen": ("offer_id",),
+    # The offer's window is drawn, the command's first bytes in its
+    # terminal: the user sees the question, and a busy editor no longer
+    # hangs it up.
+    "drawn": ("offer_id",),
     # The offer's command has ended (one never bound to a pid, such as a
     # synchronous system()'s).
     "release": ("offer_id",),
+    # A Unix socket the editor listens on: the host connects and writes the
+    # id of each offer it presents there (a line), after its `present`, so
+    # that a wait serving fast events only learns a prompt is on its way.
+    "knock": ("path",),
     # Milliseconds a command may wait on a question while the editor serves
     # nothing before it is hung up (half between checks of the editor's mode,
     # half for the answer); 0 or less: never.
     "configure": ("blocked_ms",),
-    # Start a run: {argv, cwd, base_env, env, rows, cols, persist}.
+    # A request the editor waits for with a bound of its own: the answer
+    # comes as the `answer` event with the same token.
+    "ask": ("token", "name", "args"),
+    # Start a run: {argv, cwd, base_env, env, rows, cols, persist, tmux}.
     "run_start": ("run_id", "spec"),
     "run_input": ("run_id", "data"),
     "run_ack": ("run_id", "count"),

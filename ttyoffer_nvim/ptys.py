@@ -18,7 +18,6 @@ import struct
 import sys
 import termios
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 # Bytes asked for per read of a master: a pty hands out at most a few KiB a
 # read (its line discipline's buffer), so asking for more costs nothing and
@@ -31,11 +30,15 @@ READ_SIZE = 64 * 1024
 DRAIN_READS = 64
 
 
-@dataclass
 class Pty:
-    master: int
-    slave: int
-    slave_path: str
+    # A plain class, not a dataclass: dataclasses imports inspect (and ast,
+    # dis, tokenize), megabytes in the keeper, which imports this module.
+    __slots__ = ("master", "slave", "slave_path")
+
+    def __init__(self, master: int, slave: int, slave_path: str) -> None:
+        self.master = master
+        self.slave = slave
+        self.slave_path = slave_path
 
     def close_slave(self) -> None:
         if self.slave >= 0:

@@ -32,10 +32,12 @@ import shutil
 import signal
 import threading
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from . import remote, sessions
+from . import tmux as tmux_runs
 from .hangup import hang_up_holders, holders, slave_held_elsewhere
 from .ptys import READ_SIZE, Pty, PtyEOF, open_pty, read_available, set_winsize
 from .sequences import SequenceFilter
@@ -53,6 +55,9 @@ RELAY_WINDOW = 64 * 1024
 BATCH_SIZE = 256 * 1024
 MAX_PENDING_INPUT = 1024 * 1024
 CLOSED_CODE = 128 + signal.SIGHUP
+# Seconds a tmux run's client is left to the pane-died hook once its program
+# is seen gone, before it is hung up.
+TMUX_HOOK_GRACE = 0.3
 NOT_STARTED_CODE = 127
 TERM = "xterm-256color"
 
@@ -77,6 +82,9 @@ class RunSpec:
     # A persistent run: the session's name as the caller gave it (it goes
     # through sessions.sanitize_name before any use); "" for a plain run.
     persist: str = ""
+    # A tmux run (its program is a tmux client attached to the pane of the
+    # user's program): {server, pane}; None for others.
+    tmux: dict[str, str] | None = None
     # A persistent run on another machine: the ssh destination, and the
     # ssh command (runs.ssh) that reaches it.
     host: str = ""
@@ -110,6 +118,14 @@ class Run:
     session: str = ""
     session_paths: sessions.SessionPaths | None = None
     clear_stripper: sessions.ClearStripper | None = None
+    # A tmux run: the server, and the pane whose program's ending is told.
+    tmux: tmux_runs.Tmux | None = None
+    tmux_pane: str = ""
+    tmux_asked: bool = False
+    # The pane's program, watched through a pidfd of its own: tmux does not
+    # always see it die (tmux.zombie_ending).
+    tmux_pidfd: int = -1
+    tmux_ending: tmux_runs.Ending | None = None
     # A run on another machine: the markers of its connection.
     remote: remote.Stream | None = None
 
@@ -218,6 +234,7 @@ class RunTable:
         self._loop = loop
         self._presenter = presenter
         self._runs: dict[int, Run] = {}
+        self._tmux_tasks: set[asyncio.Task[object]] = set()
         self.login_path = LoginPathCache(loop, env)
         atexit.register(self.hang_up_all)
 
@@ -251,6 +268,8 @@ class RunTable:
             self._not_started(run, "cannot_start", f"cannot open a pty: {err.strerror or err}")
             return
         env = run_environment(spec, login.path, run.pty.slave_path)
+        if spec.tmux is not None and not self._tmux_target(run, spec.tmux):
+            return
         argv = spec.argv or [login_shell(env), "-l"]
         first = b""
         if spec.host:
@@ -294,6 +313,8 @@ class RunTable:
         else:  # no pidfds (old kernel): poll
             self._poll_exit(run)
         self._loop.add_reader(run.pty.master, self._on_readable, run)
+        if run.tmux is not None:
+            self._tmux_task(self._tmux_watch(run))
         self._presenter.run_started(run)
         if first:
             self._relay(run, first)
@@ -397,6 +418,10 @@ class RunTable:
             return
         if run.session_paths is not None:
             sessions.signal_program(run.session_paths, signum)
+            return
+        if run.tmux is not None:
+            # The program is the pane's, not the client's.
+            self._tmux_task(tmux_runs.signal_pane(run.tmux, run.tmux_pane, signum))
             return
         with contextlib.suppress(OSError, ValueError):
             if run.pidfd >= 0:
@@ -600,6 +625,11 @@ class RunTable:
         if run.told:
             self._finish_if_forgotten(run)
             return
+        if run.tmux is not None and not run.closing and not run.tmux_asked:
+            # The client ended: how the pane's program did, tmux knows.
+            run.tmux_asked = True
+            self._tmux_task(self._tmux_ending(run))
+            return
         self._on_readable(run)  # what it wrote last, within the window
         if run.throttled:
             run.timers.append(self._loop.call_later(DRAIN_GRACE, self._tell_exit, run))
@@ -663,6 +693,7 @@ class RunTable:
         for timer in run.timers:
             timer.cancel()
         run.timers.clear()
+        self._tmux_unwatch(run)
         if run.pidfd >= 0:
             self._loop.remove_reader(run.pidfd)
             with contextlib.suppress(OSError):
@@ -687,6 +718,101 @@ class RunTable:
                     with contextlib.suppress(OSError):
                         os.kill(pid, signal.SIGKILL)
         pty.close()
+
+    # -- tmux runs: the program is a tmux client; the ending told, and what
+    # kill() signals, are the program's in its pane (tmux.py) ---------------
+
+    def _tmux_task(self, work: Coroutine[Any, Any, object]) -> None:
+        """Run `work` on the loop, held until done (the loop holds tasks
+        weakly only)."""
+        task = self._loop.create_task(work)
+        self._tmux_tasks.add(task)
+        task.add_done_callback(self._tmux_tasks.discard)
+
+    def _tmux_target(self, run: Run, target: dict[str, str]) -> bool:
+        try:
+            run.tmux = tmux_runs.for_server(target.get("server", ""), dict(os.environ))
+            run.tmux_pane = tmux_runs.pane_id(target.get("pane", ""))
+        except tmux_runs.TmuxError as err:
+            self._not_started(run, "cannot_start", str(err))
+            return False
+        return True
+
+    async def _tmux_watch(self, run: Run) -> None:
+        """Watch the pane's program itself (a pidfd), once it is known to
+        be the tmux server's child: its end ends the run even where tmux
+        does not see it (the client would stay attached to a dead pane)."""
+        assert run.tmux is not None
+        with contextlib.suppress(tmux_runs.TmuxError):
+            state = await tmux_runs.pane_state(run.tmux, run.tmux_pane)
+            if state is None or state.dead or not run.running or run.forgotten:
+                return
+            try:
+                pidfd = os.pidfd_open(state.pid)
+            except OSError:
+                return
+            if not state.server_pid or tmux_runs.server_of(state.pid) != state.server_pid:
+                os.close(pidfd)  # not the program any more
+                return
+            run.tmux_pidfd = pidfd
+            self._loop.add_reader(pidfd, self._tmux_program_ended, run)
+
+    def _tmux_unwatch(self, run: Run) -> None:
+        if run.tmux_pidfd >= 0:
+            self._loop.remove_reader(run.tmux_pidfd)
+            with contextlib.suppress(OSError):
+                os.close(run.tmux_pidfd)
+            run.tmux_pidfd = -1
+
+    def _tmux_program_ended(self, run: Run) -> None:
+        self._tmux_unwatch(run)
+        self._tmux_task(self._tmux_program_gone(run))
+
+    async def _tmux_program_gone(self, run: Run) -> None:
+        assert run.tmux is not None
+        with contextlib.suppress(tmux_runs.TmuxError):
+            _, ending = await tmux_runs.pane_ending(run.tmux, run.tmux_pane, ended=True)
+            if run.tmux_ending is None:
+                run.tmux_ending = ending
+        # The hook detaches the client; where tmux missed the death, this
+        # (a moment later: the hook's "[detached]" says less than "[lost tty]").
+        await asyncio.sleep(TMUX_HOOK_GRACE)
+        if run.running and not run.told:
+            self._signal_group(run, signal.SIGHUP)
+
+    async def _tmux_ending(self, run: Run) -> None:
+        assert run.tmux is not None
+        present, ending = True, run.tmux_ending
+        if ending is None:
+            try:
+                present, ending = await tmux_runs.pane_ending(run.tmux, run.tmux_pane)
+            except tmux_runs.TmuxError as err:
+                present, ending = False, None
+                run.message = str(err)
+        if run.closing:
+            pass  # closed meanwhile: 129, as closed
+        elif ending is not None:
+            run.code, run.signal, run.reason = ending.code, ending.signal, ending.reason
+            run.message = ending.message
+            screen = await tmux_runs.last_screen(run.tmux, run.tmux_pane)
+            # The client's last words first (it leaves the alternate screen,
+            # which would take the screen with it): they reach the master a
+            # moment after the client has gone, up to its end of file.
+            deadline = time.monotonic() + DRAIN_GRACE
+            while not run.eof and not run.throttled and time.monotonic() < deadline:
+                self._on_readable(run)
+                if not run.eof:
+                    await asyncio.sleep(0.01)
+            self._relay(run, screen)
+            await tmux_runs.forget_pane(run.tmux, run.tmux_pane)  # told: the pane goes
+        elif present:
+            # Detached (from tmux, or by another client): the program runs on.
+            run.code, run.signal, run.reason = CLOSED_CODE, 0, "detached"
+            run.message = "detached: the program goes on in tmux"
+        else:
+            run.code, run.signal, run.reason = CLOSED_CODE, signal.SIGHUP, "signal"
+            run.message = run.message or "its tmux session or pane was killed"
+        self._reaped(run)
 
 
 def spec_from(args: object) -> RunSpec | str:
@@ -717,10 +843,15 @@ def spec_from(args: object) -> RunSpec | str:
     rows, cols = args.get("rows"), args.get("cols")
     if not isinstance(rows, int) or not isinstance(cols, int) or rows < 1 or cols < 1:
         return "rows and cols must be whole numbers greater than 0"
+    target = args.get("tmux")
+    if target is not None and not (
+        isinstance(target, dict) and all(isinstance(target.get(k, ""), str) for k in ("server", "pane"))
+    ):
+        return "tmux must be a table {server, pane}"
     host = args.get("host") or ""
     ssh = args.get("ssh") or ["ssh"]
     if not isinstance(host, str) or (host and not persist):
         return "host must be an ssh destination, with persist naming the session"
     if not isinstance(ssh, list) or not all(isinstance(a, str) and a for a in ssh):
         return "ssh must be a non-empty list of strings"
-    return RunSpec(list(argv), cwd, envs[0], envs[1], rows, cols, persist, host, list(ssh))
+    return RunSpec(list(argv), cwd, envs[0], envs[1], rows, cols, persist, target, host, list(ssh))

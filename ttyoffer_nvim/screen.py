@@ -8,10 +8,12 @@ costs the relay nothing here.
 
 from __future__ import annotations
 
-import pyte
-from pyte.charsets import VT100_MAP
+from typing import TYPE_CHECKING
 
 from .text import ELLIPSIS, sanitize
+
+if TYPE_CHECKING:
+    import pyte  # imported by the first screen built: an idle host does without
 
 # Past this many unparsed bytes only the tail is kept: what is on screen after
 # a flood is what the tail drew, and parsing all of it would cap throughput
@@ -54,9 +56,15 @@ class LineDrawing:
     ASCII in the line-drawing set becomes the UTF-8 of its symbol.
     """
 
-    _GRAPHICS = {code: VT100_MAP[code].encode() for code in range(0x20, 0x7F) if VT100_MAP[code] != chr(code)}
+    _GRAPHICS: dict[int, bytes] = {}
 
     def __init__(self) -> None:
+        if not LineDrawing._GRAPHICS:
+            from pyte.charsets import VT100_MAP
+
+            LineDrawing._GRAPHICS.update(
+                {code: VT100_MAP[code].encode() for code in range(0x20, 0x7F) if VT100_MAP[code] != chr(code)}
+            )
         self._g0 = self._g1 = False  # is G0 / G1 the line-drawing set
         self._shifted = False  # SO selected G1
         self._escape = b""  # an escape sequence cut by a feed boundary
@@ -145,7 +153,7 @@ class ScreenModel:
         self._model: tuple[pyte.Screen, pyte.ByteStream] | None = None
         self._pending = bytearray()
         self._overflowed = False
-        self._line_drawing = LineDrawing()
+        self._line_drawing: LineDrawing | None = None
 
     @property
     def _screen(self) -> pyte.Screen:
@@ -153,6 +161,8 @@ class ScreenModel:
 
     def _pyte(self) -> tuple[pyte.Screen, pyte.ByteStream]:
         if self._model is None:
+            import pyte
+
             rows, cols = self._size
             screen = pyte.Screen(cols, rows)
             self._model = (screen, pyte.ByteStream(screen))
@@ -173,7 +183,11 @@ class ScreenModel:
 
     def _flush(self) -> None:
         screen, stream = self._pyte()
+        if self._line_drawing is None:
+            self._line_drawing = LineDrawing()
         if self._overflowed:
+            import pyte
+
             screen.reset()
             stream = pyte.ByteStream(screen)
             self._model = (screen, stream)

@@ -3,38 +3,66 @@ terminals can attach to as well (`tmux attach -t ttyoffer-<name>`).
 
 Nothing about these sessions is stored: list and get ask tmux every time, so
 a session killed from outside (or a tmux server that crashed and came back)
-is seen as it is at the next read. Starting is create-or-adopt: a session
-that exists and sits at a shell prompt has the command typed into it
-(literally, never read as tmux key names); one that runs something else is
-adopted when only a pane is asked for, and refused when a command was to be
-delivered: nothing is ever typed over a busy program. Only sessions named
-with our prefix are ever killed.
+is seen as it is at the next read. Only sessions named with our prefix are
+ever killed.
 
-Every argument list is built here. Text that comes from the caller (a
-program's arguments, the line typed into a shell) always follows `--`, so
-that text starting with '-' can never be read as an option of tmux, and an
-argument ending in ';' is escaped, so that it never ends a tmux command and
-starts another (literal()).
+The run's program lives in a pane of its own: a new session's first pane,
+or a new window of a session that exists. Nothing is ever typed into a
+pane. The pane is first made running a placeholder, given its options
+(remain-on-exit, so that its ending stays readable as #{pane_dead_status}
+and #{pane_dead_signal}; a pane-died hook that detaches the session's
+clients, so that the pane's tmux client, the run's program on the host,
+ends; the mark @ttyoffer_run), and only then respawned with the program: a
+program that ends at once cannot end before its ending is kept. It runs
+through `/bin/sh -c 'exec "$@"'`, so one argument is one program (tmux
+hands a command of one word to `sh -c`) and a program that cannot start
+ends 127.
 
-Standard library only.
+No text of ours or the caller's is ever read by tmux as a format: the
+start directory is the tmux command's own working directory (not `-c`,
+which tmux expands), values go with `-e` (not expanded), the formats we
+pass are constants, and a hook names the session after the sanitiser.
+
+Every argument list is built here. Text that comes from the caller always
+follows `--`, so that text starting with '-' can never be read as an option
+of tmux, and an argument ending in ';' is escaped, so that it never ends a
+tmux command and starts another (literal()).
+
+tmux is run off the host's loop (asyncio subprocesses), each command
+bounded. Standard library only.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
-import shlex
-import subprocess
+import re
+import signal
+import tempfile
 from dataclasses import dataclass
 
 from .sessions import sanitize_name
 from .text import sanitize
 
 PREFIX = "ttyoffer-"
-# Commands that mean "an idle shell prompt: safe to type a command into".
-SHELLS = frozenset({"sh", "bash", "zsh", "fish", "dash", "ksh", "csh", "tcsh"})
-# Seconds one tmux command may take.
-TIMEOUT = 5.0
+# Seconds one tmux command may take; a list (which the editor waits for)
+# less.
+TIMEOUT = 3.0
+LIST_TIMEOUT = 1.0
 TITLE_LENGTH = 120
+# Lines of a program's last screen (and history) shown once it has ended.
+LAST_LINES = 200
+# The user option that marks the pane of a run's program.
+MARK = "@ttyoffer_run"
+# One argument is one program: what tmux runs in the pane.
+EXEC = ["/bin/sh", "-c", 'exec "$@"', "ttyoffer"]
+# What the pane runs while its options are set.
+PLACEHOLDER = ["/bin/sh", "-c", "exec sleep 86400"]
+SEPARATOR = object()
+PRINT_PANE = ["-P", "-F", "#{pane_id}"]
+PANE_STATE = "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}"
+_PANE_ID = re.compile(r"%[0-9]+")
 _FIELDS = (
     "#{session_name}",
     "#{session_created}",
@@ -43,6 +71,11 @@ _FIELDS = (
     "#{pane_in_mode}",
     "#{pane_pid}",
     "#{pane_current_command}",
+    "#{pane_id}",
+    "#{pane_dead}",
+    "#{pane_dead_status}",
+    "#{pane_dead_signal}",
+    "#{" + MARK + "}",
     "#{pane_title}",
 )
 FORMAT = "\t".join(_FIELDS)
@@ -76,6 +109,46 @@ def literal(arg: str) -> str:
     return arg[:-1] + "\\;" if arg.endswith(";") else arg
 
 
+def pane_id(text: str) -> str:
+    """A pane id as tmux printed it (`%12`), or TmuxError."""
+    text = text.strip()
+    if not _PANE_ID.fullmatch(text):
+        raise TmuxError(f"tmux gave no pane id ({sanitize(text, 40)!r})")
+    return text
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a pane's program ended, as runs tell it."""
+
+    code: int
+    signal: int
+    reason: str
+    message: str = ""
+
+
+def ending_of(dead: str, status: str, signum: str) -> Ending | None:
+    """From #{pane_dead}, #{pane_dead_status}, #{pane_dead_signal}: None
+    while the program runs, or while tmux has no status for it."""
+    if dead != "1":
+        return None
+    if signum.isdigit() and int(signum) > 0:
+        return Ending(128 + int(signum), int(signum), "signal")
+    if status.isdigit():
+        return Ending(int(status), 0, "exited")
+    return None
+
+
+UNKNOWN_ENDING = Ending(255, 0, "exited", "tmux did not say how it ended")
+
+
+def dead_ending(dead: str, status: str, signum: str, pid: int) -> Ending | None:
+    """ending_of, and for a dead pane without a status its zombie's."""
+    if dead != "1":
+        return None
+    return ending_of(dead, status, signum) or zombie_ending(pid, server_of(pid)) or UNKNOWN_ENDING
+
+
 @dataclass(frozen=True)
 class Tmux:
     """One tmux server: the program and how to reach that server."""
@@ -83,37 +156,88 @@ class Tmux:
     program: str
     server: list[str]
 
-    def argv(self, *args: str) -> list[str]:
-        return [self.program, *(literal(arg) for arg in (*self.server, *args))]
+    def argv(self, *args: str | object) -> list[str]:
+        """tmux and its arguments; SEPARATOR between two commands."""
+        out = [self.program, *(literal(arg) for arg in self.server)]
+        for arg in args:
+            out.append(";" if arg is SEPARATOR else literal(str(arg)))
+        return out
 
-    def new_session(
-        self, session: str, cwd: str, env: dict[str, str], rows: int, cols: int, argv: list[str]
-    ) -> list[str]:
+    def new_session(self, session: str, rows: int, cols: int, placeholder: bool = True) -> list[str]:
+        """A detached session whose one pane runs the placeholder (or, with
+        no program to come, tmux's default command: the user's shell, as
+        their tmux.conf has it); prints the pane's id."""
+        size = ["-x", str(cols), "-y", str(rows)]
+        command = ["--", *PLACEHOLDER] if placeholder else []
+        return self.argv("new-session", "-d", "-s", session, *size, *PRINT_PANE, *command)
+
+    def new_window(self, session: str) -> list[str]:
+        return self.argv(
+            "new-window", "-d", "-t", f"={session}:", "-P", "-F", "#{pane_id}", "--", *PLACEHOLDER
+        )
+
+    def keep_ending(self, session: str, pane: str) -> list[object]:
+        """The pane's options: it stays when its program ends (so that the
+        ending can be read), it detaches the session's clients then, and it
+        is marked as a run's."""
+        return [
+            *("set-option", "-p", "-t", pane, "remain-on-exit", "on", SEPARATOR),
+            *("set-option", "-p", "-t", pane, MARK, "1", SEPARATOR),
+            *("set-hook", "-p", "-t", pane, "pane-died", f"detach-client -s ={session}"),
+        ]
+
+    def start_program(self, session: str, pane: str, env: dict[str, str], argv: list[str]) -> list[str]:
         assigned: list[str] = []
         for key, value in env.items():
             assigned += ["-e", f"{key}={value}"]
-        size = ["-x", str(cols), "-y", str(rows)]
-        return self.argv("new-session", "-d", "-s", session, "-c", cwd, *size, *assigned, "--", *argv)
+        respawn = ["respawn-pane", "-k", "-t", pane, *assigned, "--", *EXEC, *argv]
+        return self.argv(*self.keep_ending(session, pane), SEPARATOR, *respawn)
+
+    def adopt_pane(self, session: str, pane: str) -> list[str]:
+        return self.argv(*self.keep_ending(session, pane))
 
     def panes(self, session: str | None = None) -> list[str]:
         where = ["-s", "-t", f"={session}"] if session else ["-a"]
         return self.argv("list-panes", *where, "-F", FORMAT)
 
-    def leave_copy_mode(self, session: str) -> list[str]:
-        return self.argv("send-keys", "-t", f"={session}:", "-X", "cancel")
+    def pane_state(self, pane: str) -> list[str]:
+        return self.argv(
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}",
+        )
 
-    def type_text(self, session: str, text: str) -> list[str]:
-        """The text as literal keys (-l): never read as key names."""
-        return self.argv("send-keys", "-t", f"={session}:", "-l", "--", text)
+    def attach(self, session: str, pane: str) -> list[str]:
+        """Attach to the pane's session, showing the pane; a pane that has
+        ended already detaches the client at once (the pane-died hook only
+        sees clients attached when it dies)."""
+        return self.argv(
+            *("attach-session", "-t", pane, SEPARATOR),
+            *("if-shell", "-F", "-t", pane, "#{pane_dead}", "detach-client"),
+        )
 
-    def press_enter(self, session: str) -> list[str]:
-        return self.argv("send-keys", "-t", f"={session}:", "Enter")
-
-    def attach(self, session: str) -> list[str]:
-        return self.argv("attach-session", "-t", f"={session}")
+    def kill_pane(self, pane: str) -> list[str]:
+        return self.argv("kill-pane", "-t", pane)
 
     def kill(self, session: str) -> list[str]:
         return self.argv("kill-session", "-t", f"={session}")
+
+
+@dataclass(frozen=True)
+class TmuxPane:
+    session: str
+    created: int
+    attached: int
+    active: bool
+    in_mode: bool
+    pid: int
+    command: str
+    pane: str
+    ending: Ending | None
+    marked: bool
+    title: str
 
 
 @dataclass(frozen=True)
@@ -124,107 +248,365 @@ class TmuxSession:
     command: str
     in_mode: bool
     title: str
+    # The ending of the run's program, once it has ended.
+    ending: Ending | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        entry: dict[str, object] = {
             "name": self.name,
             "created": self.created,
             "attached": self.attached,
             "command": self.command,
             "title": self.title,
         }
+        if self.ending is not None:
+            entry["ended"] = ending_dict(self.ending)
+        return entry
 
 
-def parse_panes(output: str) -> list[TmuxSession]:
-    """One entry per session of ours, from its active pane."""
-    found: dict[str, TmuxSession] = {}
+def ending_dict(ending: Ending) -> dict[str, object]:
+    name = ""
+    if ending.signal:
+        with contextlib.suppress(ValueError):
+            name = signal.Signals(ending.signal).name
+    return {
+        "code": ending.code,
+        "signal": ending.signal,
+        "signal_name": name,
+        "reason": ending.reason,
+        "message": ending.message,
+    }
+
+
+def parse_pane_lines(output: str) -> list[TmuxPane]:
+    panes: list[TmuxPane] = []
     for line in output.splitlines():
         fields = line.split("\t", len(_FIELDS) - 1)
         if len(fields) != len(_FIELDS):
             continue
-        name, created, attached, active, in_mode, _pid, command, title = fields
-        if not name.startswith(PREFIX) or (name in found and active != "11"):
+        name, created, attached, active, in_mode, pid, command, pane, dead, status, signum, mark, title = (
+            fields
+        )
+        if not name.startswith(PREFIX) or not _PANE_ID.fullmatch(pane):
             continue
         try:
-            entry = TmuxSession(
-                name,
-                int(created),
-                int(attached),
-                sanitize(command, TITLE_LENGTH),
-                in_mode == "1",
-                sanitize(title, TITLE_LENGTH),
+            panes.append(
+                TmuxPane(
+                    name,
+                    int(created),
+                    int(attached),
+                    active == "11",
+                    in_mode == "1",
+                    int(pid or 0),
+                    sanitize(command, TITLE_LENGTH),
+                    pane,
+                    dead_ending(dead, status, signum, int(pid or 0)),
+                    mark == "1",
+                    sanitize(title, TITLE_LENGTH),
+                )
             )
         except ValueError:
             continue
-        found[name] = entry
-    return sorted(found.values(), key=lambda s: s.name)
+    return panes
 
 
-def call(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run one tmux command; TmuxError when it cannot be run at all."""
-    try:
-        return subprocess.run(
-            argv,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=TIMEOUT,
-            env=env,
-            start_new_session=True,
+def run_pane(panes: list[TmuxPane]) -> TmuxPane | None:
+    """The pane that stands for a session: a run's program still running
+    (the active one first), else one that has ended, else the active pane."""
+    marked = [p for p in panes if p.marked]
+    for group in ([p for p in marked if p.ending is None], marked, [p for p in panes if p.active], panes):
+        if group:
+            return sorted(group, key=lambda p: not p.active)[0]
+    return None
+
+
+def parse_panes(output: str) -> list[TmuxSession]:
+    """One entry per session of ours, from the pane that stands for it."""
+    by_session: dict[str, list[TmuxPane]] = {}
+    for entry in parse_pane_lines(output):
+        by_session.setdefault(entry.session, []).append(entry)
+    found = []
+    for name, panes in by_session.items():
+        pane = run_pane(panes)
+        assert pane is not None
+        found.append(
+            TmuxSession(
+                name, pane.created, pane.attached, pane.command, pane.in_mode, pane.title, pane.ending
+            )
         )
-    except (OSError, subprocess.TimeoutExpired) as err:
-        raise TmuxError(f"{argv[0]}: {err}") from None
+    return sorted(found, key=lambda s: s.name)
 
 
-def said(result: subprocess.CompletedProcess[str]) -> str:
+@dataclass(frozen=True)
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+async def call(
+    argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None, timeout: float = TIMEOUT
+) -> Result:
+    """Run one tmux command off the loop; TmuxError when it cannot be run
+    at all or does not end within `timeout` seconds (a stopped server).
+
+    Its output goes to files, not pipes: a tmux client hands its stdout
+    and stderr to the server, so a stopped server keeps a pipe open after
+    the client is gone and its end of file never comes (measured)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as errors:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=errors,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except OSError as err:
+            raise TmuxError(f"{argv[0]}: {err.strerror or err}") from None
+        try:
+            returncode = await asyncio.wait_for(proc.wait(), timeout)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+            raise TmuxError(f"tmux did not answer within {timeout:g} s (is its server stopped?)") from None
+        out.seek(0)
+        errors.seek(0)
+        return Result(
+            returncode, out.read().decode("utf-8", "replace"), errors.read().decode("utf-8", "replace")
+        )
+
+
+def said(result: Result) -> str:
     return sanitize(result.stderr.strip() or f"exit {result.returncode}", 300)
 
 
-def list_sessions(tmux: Tmux, session: str | None = None) -> list[TmuxSession]:
-    """Our sessions as tmux has them now (none when no server runs)."""
-    result = call(tmux.panes(session))
+async def list_panes(
+    tmux: Tmux, session: str | None = None, timeout: float = TIMEOUT, env: dict[str, str] | None = None
+) -> list[TmuxPane]:
+    result = await call(tmux.panes(session), env, timeout=timeout)
     if result.returncode != 0:
         return []  # no server, or no such session
+    return parse_pane_lines(result.stdout)
+
+
+async def list_sessions(tmux: Tmux, timeout: float = LIST_TIMEOUT) -> list[TmuxSession]:
+    """Our sessions as tmux has them now (none when no server runs)."""
+    result = await call(tmux.panes(), timeout=timeout)
+    if result.returncode != 0:
+        return []
     return parse_panes(result.stdout)
 
 
-def prepare(
-    tmux: Tmux, name: object, argv: list[str], cwd: str, env: dict[str, str], rows: int, cols: int
-) -> str:
-    """Create or adopt the session for `name`; the session's name. Raises
-    TmuxError, naming what runs there, rather than type over a program."""
+@dataclass(frozen=True)
+class Prepared:
+    session: str
+    pane: str
+    attach: list[str]
+    # The program had ended already (a session re-attached to).
+    ending: Ending | None
+
+
+async def prepare(
+    tmux: Tmux,
+    name: object,
+    argv: list[str],
+    cwd: str,
+    env: dict[str, str],
+    rows: int,
+    cols: int,
+    server_env: dict[str, str] | None = None,
+) -> Prepared:
+    """Make the pane of a run's program: a new session's (`argv`, or the
+    default shell), a new window of the session that exists (`argv`), or
+    the pane of the session's program (no `argv`: re-attach). `server_env`
+    is the environment tmux commands run with, so a server they start
+    has it. Raises TmuxError."""
     session = session_name(name)
-    found = list_sessions(tmux, session)
-    if not found:
-        result = call(tmux.new_session(session, cwd, env, rows, cols, argv))
+
+    async def made(step: list[str], what: str) -> str:
+        result = await call(step, server_env, cwd)
         if result.returncode != 0:
-            raise TmuxError(f"tmux could not make session {session}: {said(result)}")
-        return session
-    pane = found[0]
-    if not argv:
-        return session  # adopted: only the pane was asked for
-    if pane.command not in SHELLS:
-        raise TmuxError(
-            f"tmux session {session} runs {pane.command or 'something'}: not typing over it; "
-            f"attach to it without a command, or use another name"
-        )
-    if pane.in_mode:
-        call(tmux.leave_copy_mode(session))
-    for step in (tmux.type_text(session, shlex.join(argv)), tmux.press_enter(session)):
-        result = call(step)
-        if result.returncode != 0:
-            raise TmuxError(f"tmux could not type into {session}: {said(result)}")
-    return session
+            raise TmuxError(f"tmux could not {what}: {said(result)}")
+        return result.stdout
+
+    found = await list_panes(tmux, session, env=server_env)
+    standing = run_pane(found)
+    if standing is not None and not argv:
+        if standing.ending is not None:
+            # Told with this answer: the pane goes (its session with it,
+            # when it was the last).
+            await forget_pane(tmux, standing.pane)
+        elif not standing.marked:
+            await made(tmux.adopt_pane(session, standing.pane), f"adopt {session}")
+        return Prepared(session, standing.pane, tmux.attach(session, standing.pane), standing.ending)
+    if found:
+        pane_text = await made(tmux.new_window(session), f"make a window in {session}")
+    else:
+        step = tmux.new_session(session, rows, cols, placeholder=bool(argv))
+        pane_text = await made(step, f"make session {session}")
+    pane = pane_id(pane_text)
+    if argv:
+        await made(tmux.start_program(session, pane, env, argv), f"start the program in {session}")
+    else:
+        # The user's shell, as tmux starts it (their tmux.conf's): an
+        # interactive shell does not end before its options are set.
+        await made(tmux.adopt_pane(session, pane), f"keep the ending of {session}")
+    return Prepared(session, pane, tmux.attach(session, pane), None)
 
 
-def kill(tmux: Tmux, session: str) -> bool:
+@dataclass(frozen=True)
+class PaneState:
+    dead: bool
+    ending: Ending | None
+    pid: int
+    server_pid: int
+
+
+async def pane_state(tmux: Tmux, pane: str) -> PaneState | None:
+    """The pane as tmux has it now; None when it is gone."""
+    result = await call(tmux.pane_state(pane))
+    fields = result.stdout.strip("\n").split("\t") if result.returncode == 0 else []
+    if len(fields) != 4 or not fields[3].isdigit():
+        return None
+    pid = int(fields[3])
+    return PaneState(fields[0] == "1", ending_of(*fields[:3]), pid, server_of(pid))
+
+
+def server_of(pid: int) -> int:
+    """The tmux server whose child `pid` is (0 when it is not one's)."""
+    parent = parent_of(pid)
+    try:
+        with open(f"/proc/{parent}/comm", "rb") as comm:
+            return parent if parent > 1 and comm.read().startswith(b"tmux") else 0
+    except OSError:
+        return 0
+
+
+def zombie_ending(pid: int, parent: int) -> Ending | None:
+    """The ending of `pid` while it is a zombie of `parent` (the tmux
+    server), from /proc/PID/stat's exit_code. tmux 3.3a sometimes never
+    reaps a pane's program that dies while a client is attached (measured:
+    1 in 8, the program left a zombie, the pane dead without a status and
+    no pane-died hook); the kernel still has its status."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # fields[0] is the state (field 3 of proc(5)), fields[49] exit_code (52).
+    if not parent or len(fields) < 50 or fields[0] != b"Z" or int(fields[1]) != parent:
+        return None
+    status = int(fields[49])
+    if status & 0x7F:
+        return Ending(128 + (status & 0x7F), status & 0x7F, "signal")
+    return Ending((status >> 8) & 0xFF, 0, "exited")
+
+
+def parent_of(pid: int) -> int:
+    """The parent of `pid` (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return int(stat.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+# Seconds a pane known to have ended is asked again for its status.
+ENDING_RETRY, ENDING_TRIES = 0.05, 20
+
+
+async def pane_ending(tmux: Tmux, pane: str, ended: bool = False) -> tuple[bool, Ending | None]:
+    """(whether the pane is there, how its program ended or None while it
+    runs). `ended`: its program is known to have ended (its pidfd said so),
+    so a pane tmux has not seen die yet is asked again, a few times."""
+    for _ in range(ENDING_TRIES):
+        state = await pane_state(tmux, pane)
+        if state is None:
+            return False, None
+        if state.ending is not None:
+            return True, state.ending
+        if state.dead or ended:
+            found = zombie_ending(state.pid, state.server_pid)
+            if found is not None:
+                return True, found
+        elif not ended:
+            return True, None
+        await asyncio.sleep(ENDING_RETRY)
+    return True, UNKNOWN_ENDING
+
+
+async def last_screen(tmux: Tmux, pane: str) -> bytes:
+    """What the pane of a program that ended shows (its text, without
+    tmux's own "Pane is dead" line), for the run's pane: the tmux client
+    leaves the alternate screen as it goes, and takes all that with it.
+    Its history too, up to LAST_LINES: the pane is the program's own, and
+    tmux scrolls lines there (to write its line at the bottom, or as a
+    smaller client attaches)."""
+    with contextlib.suppress(TmuxError):
+        result = await call(tmux.argv("capture-pane", "-p", "-J", "-S", "-", "-t", pane))
+        if result.returncode == 0:
+            lines = result.stdout.rstrip("\n").split("\n")
+            if lines and lines[-1].startswith("Pane is dead"):
+                lines.pop()
+            while lines and not lines[-1].strip():
+                lines.pop()
+            lines = lines[-LAST_LINES:]
+            while lines and not lines[0].strip():
+                lines.pop(0)
+            return "\r\n".join(lines).encode() + b"\r\n" if lines else b""
+    return b""
+
+
+async def forget_pane(tmux: Tmux, pane: str) -> None:
+    """A pane whose ending was told goes (and its session, when it was the
+    last)."""
+    with contextlib.suppress(TmuxError):
+        await call(tmux.kill_pane(pane))
+
+
+async def signal_pane(tmux: Tmux, pane: str, signum: int) -> bool:
+    """Send `signum` to the program of `pane` while it runs. The pid is
+    pinned with a pidfd, then tmux is asked again that the pane still
+    runs: a pid tmux has reaped (and that may be another process's now) is
+    never signalled."""
+    state = await pane_state(tmux, pane)
+    if state is None or state.dead:
+        return False
+    try:
+        pidfd = os.pidfd_open(state.pid)
+    except OSError:
+        return False
+    try:
+        present, ending = await pane_ending(tmux, pane)
+        if not present or ending is not None:
+            return False
+        signal.pidfd_send_signal(pidfd, signum)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(pidfd)
+
+
+async def kill(tmux: Tmux, session: str) -> bool:
     """End one of our sessions; refuses any other name."""
     if not session.startswith(PREFIX) or sanitize_name(session[len(PREFIX) :]) != session[len(PREFIX) :]:
         raise TmuxError(
             f"{sanitize(session, 80)!r} is not a session of ttyoffer's (they are named {PREFIX}…)"
         )
-    return call(tmux.kill(session)).returncode == 0
+    return (await call(tmux.kill(session))).returncode == 0
+
+
+def for_server(server: str, env: dict[str, str]) -> Tmux:
+    """The tmux of `env`'s PATH and the server `server` names."""
+    program = find(env)
+    if program is None:
+        raise TmuxError("tmux is not installed: sudo apt-get install tmux")
+    return Tmux(program, server_args(server, env))
 
 
 def find(env: dict[str, str]) -> str | None:

@@ -8,7 +8,7 @@ local host = require('ttyoffer.host')
 local notify = require('ttyoffer.notify')
 local originals = require('ttyoffer.originals')
 local prompts = require('ttyoffer.prompts')
-local ttyoffer = require('ttyoffer')
+local spawners = require('ttyoffer.spawners')
 
 -- The previous command, which `!` in a command stands for (as in :!).
 local previous = nil --- @type string?
@@ -116,7 +116,7 @@ local function start(cmd)
   local on_data, finish = collector()
   local stop_notice = function() end
   local started, job
-  started, job = pcall(ttyoffer.jobstart, cmd, {
+  started, job = pcall(spawners.jobstart, cmd, {
     on_stdout = on_data,
     on_stderr = on_data,
     stdin = 'null',
@@ -171,7 +171,8 @@ function M.run(args, opts)
   previous = cmd
   if host_on_its_way() then
     if host.state == 'stopped' then
-      ttyoffer.start()
+      host.start()
+      host.refill()
     end
     host.when_ready(config.current.startup_wait, function(ready)
       if not ready then

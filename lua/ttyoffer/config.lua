@@ -94,8 +94,10 @@ M.defaults = {
   -- busy loop) before it is hung up and you are told which command
   -- asked, what, and how to run it so that it can be answered
   -- (|ttyoffer-blocked|). At a |hit-enter| prompt, or while you
-  -- answer another question, it waits for you. 0: never hang up
-  -- (the command waits until the editor is free). >lua
+  -- answer another question, it waits for you. A prompt already on
+  -- screen outlasts a busy spell: it is hung up only after 30 s of
+  -- an editor that serves nothing. 0: never hang up (the command
+  -- waits until the editor is free). >lua
   --     require('ttyoffer').setup({ blocked_timeout = 3000 })
   -- <
   blocked_timeout = 1000,
@@ -104,6 +106,14 @@ M.defaults = {
   -- run without an offer, with a notice. The editor does not wait:
   -- the command is started when the host is ready.
   startup_wait = 3000,
+  -- Milliseconds after startup before the host (a Python
+  -- process) is started, unless a command is spawned first (then
+  -- it starts at once; that command runs without an offer, or
+  -- waits for the host if it is |:Bang| or a typed |:!|). An
+  -- editor that quits sooner and spawned nothing (git's
+  -- commit-message editor, `nvim -d`) starts no Python. 0: at
+  -- once, at |VimEnter|.
+  host_start_delay = 1500,
 }
 
 --- Whether Neovim takes `border` for a float, and why not: asked of Neovim
@@ -202,6 +212,7 @@ local validators = {
   ['routes.git'] = { 'boolean' },
   blocked_timeout = { 'number', whole_non_negative },
   startup_wait = { 'number', whole_non_negative },
+  host_start_delay = { 'number', whole_non_negative },
 }
 
 local function fail(fmt, ...)

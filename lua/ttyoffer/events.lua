@@ -3,6 +3,7 @@
 local M = {}
 
 local host = require('ttyoffer.host')
+local knock = require('ttyoffer.knock')
 local notify = require('ttyoffer.notify')
 local prompts = require('ttyoffer.prompts')
 local records = require('ttyoffer.records')
@@ -20,6 +21,7 @@ function M.present(offer_id, data)
   -- Received: the editor is serving events, whether or not the window can
   -- open now (the host hangs up commands whose prompt is never received).
   host.notify('seen', offer_id)
+  knock.served(offer_id)
   prompts.present(offer_id, data)
 end
 
@@ -94,6 +96,14 @@ end
 --- @param result ttyoffer.RunResult
 function M.run_exit(run_id, result)
   require('ttyoffer.runs').exited(run_id, result)
+end
+
+--- The answer to a request (host.request).
+--- @param token integer
+--- @param result any
+--- @param error string
+function M.answer(token, result, error)
+  host.answered(token, result, error)
 end
 
 --- The command asked while the editor served nothing, and was hung up.

@@ -116,6 +116,59 @@ local function check_ptys(python)
   end
 end
 
+--- Loaded modules that kept one of the editor's own spawners (captured
+--- before the stand-ins went in): in their tables, one table deeper, and
+--- in the upvalues of their functions. Only at :checkhealth.
+--- @return table<string, string[]> module name -> spawners, sorted
+function M.stock_spawners_kept()
+  local stand_ins = require('ttyoffer.stand_ins')
+  local originals = require('ttyoffer.originals')
+  local stock = {} --- @type table<function, string>
+  for _, spawner in ipairs(stand_ins.SPAWNERS) do
+    stock[originals[spawner.key]] = spawner.shown
+  end
+  local kept = {} --- @type table<string, table<string, boolean>>
+  local function note(module, value)
+    local shown = stock[value]
+    if shown then
+      kept[module] = kept[module] or {}
+      kept[module][shown] = true
+    end
+  end
+  local function look_into_function(module, fn)
+    for i = 1, 255 do
+      local name, value = debug.getupvalue(fn, i)
+      if not name then
+        break
+      end
+      note(module, value)
+    end
+  end
+  local function look_into(module, value, depth)
+    if type(value) == 'function' then
+      note(module, value)
+      look_into_function(module, value)
+    elseif type(value) == 'table' and depth > 0 then
+      for _, field in next, value do -- raw: no __pairs of theirs
+        look_into(module, field, depth - 1)
+      end
+    end
+  end
+  for module, value in next, package.loaded do
+    if type(module) == 'string' and not (module:find('^ttyoffer') or module == 'vim' or module:find('^vim[._]')) then
+      if module ~= '_G' and type(value) ~= 'userdata' then
+        look_into(module, value, 2)
+      end
+    end
+  end
+  local result = {}
+  for module, spawners in pairs(kept) do
+    result[module] = vim.tbl_keys(spawners)
+    table.sort(result[module])
+  end
+  return result
+end
+
 local function check_routes(ttyoffer)
   start('ttyoffer: routes')
   local routes = require('ttyoffer.routes').active()
@@ -136,11 +189,34 @@ local function check_routes(ttyoffer)
   if routes.lua then
     ok('vim.fn.jobstart(), vim.system(), vim.fn.system(), vim.fn.systemlist() from Lua: wrapped')
   elseif ttyoffer.enabled() and routes_config.lua then
-    warn('The Lua spawners are not wrapped: another plugin replaced them after ttyoffer started', {
-      "Calls through that plugin's functions run as it decides",
-    })
+    local stand_ins = require('ttyoffer.stand_ins')
+    for _, spawner in ipairs(stand_ins.SPAWNERS) do
+      if not rawequal(spawner.owner[spawner.name], stand_ins[spawner.key]) then
+        warn(spawner.shown .. ' is not wrapped: another plugin replaced it after ttyoffer loaded', {
+          "Calls through that plugin's function run as it decides",
+        })
+      end
+    end
   else
     info('Lua spawners: stock (the offer or routes.lua is off)')
+  end
+  if ttyoffer.enabled() and routes_config.lua then
+    local kept = M.stock_spawners_kept()
+    local modules = vim.tbl_keys(kept)
+    table.sort(modules)
+    for _, module in ipairs(modules) do
+      warn(
+        string.format(
+          'Module %s keeps its own reference to stock %s (it loaded before ttyoffer): its commands get no offer',
+          module,
+          table.concat(kept[module], ', ')
+        ),
+        {
+          'Load ttyoffer before that plugin (earlier in your plugin list, not lazy-loaded), '
+            .. 'or call require("ttyoffer").setup() before it loads (see :help ttyoffer-loading)',
+        }
+      )
+    end
   end
   if routes.git then
     ok("git's gpg.program: ttyoffer's, running yours (" .. require('ttyoffer.gitenv').wrapper .. ')')
@@ -164,21 +240,37 @@ local function check_runs(host)
     })
     return
   end
-  local answer = host.request('run_path')
-  if answer and answer.pending then
-    vim.wait(WAIT_MS, function()
-      answer = host.request('run_path')
-      return not (answer and answer.pending)
-    end, 50)
+  -- Each request is bounded (host.request); no request inside vim.wait's
+  -- condition, which would nest one wait in another.
+  local answer, err = host.request('run_path')
+  local deadline = vim.uv.now() + WAIT_MS
+  while answer and answer.pending and vim.uv.now() < deadline do
+    vim.wait(50)
+    answer, err = host.request('run_path')
   end
-  if not answer or answer.pending then
+  if not answer then
+    warn('The host did not say the PATH runs get: ' .. tostring(err), {
+      'A host that does not answer is stopped (SIGSTOP, a debugger) or stalled: see its pid above',
+    })
+    return
+  end
+  if answer.pending then
     warn("The login shell did not say its PATH in time; runs get the editor's PATH until it does", {
       'Check that `$SHELL -l -c true` ends quickly in a terminal',
     })
     return
   end
   if vim.fn.executable('tmux') == 1 then
-    ok('tmux found: runs on tmux (:TtyRun tmux) work')
+    -- Pane options and hooks (set-option -p, set-hook -p) came in tmux 3.2.
+    local said = require('ttyoffer.originals').system({ 'tmux', '-V' }, { text = true }):wait(2000).stdout or ''
+    local major, minor = said:match('(%d+)%.(%d+)')
+    if major and (tonumber(major) > 3 or (tonumber(major) == 3 and tonumber(minor) >= 2)) then
+      ok(vim.trim(said) .. ' found: runs on tmux (:TtyRun tmux) work')
+    else
+      warn(vim.trim(said ~= '' and said or 'tmux') .. ' found: runs on tmux need tmux 3.2 or later', {
+        'They are refused with what tmux said; upgrade tmux to have them',
+      })
+    end
   else
     info('tmux not found (optional): runs on tmux are refused; to have them: sudo apt-get install tmux')
   end

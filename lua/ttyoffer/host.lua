@@ -20,12 +20,26 @@ M.python = nil --- @type string? the Python it runs with
 
 -- Spare ptys allocated ahead, so a spawn costs no round trip to the host.
 local stock = {} --- @type {[1]: integer, [2]: string}[]
--- A spare costs the host three descriptors and under 2 KB. A burst of
+-- Ptys are the machine's, not the editor's: 4096 by default for every
+-- terminal, tmux pane and ssh login (1024 of them reserved), so an idle
+-- editor keeps STOCK_IDLE at most, refilled below half that. A burst of
 -- spawns that never yields to the event loop (a plugin starting a job per
 -- item in a loop) can only use what is in stock: past it, commands run
--- plainly; each time that happens the stock grows, up to STOCK_MAX.
-local STOCK_LOW, STOCK_MAX = 32, 256
-local stock_batch = 64
+-- plainly; each time that happens the stock grows, up to STOCK_MAX, and it
+-- goes back to STOCK_IDLE once no spawn has found it empty for
+-- M.shrink_delay ms.
+local STOCK_IDLE, STOCK_MAX = 8, 256
+-- A stock that needs refilling again within BUSY_MS of the last refill
+-- grows too, up to STOCK_BUSY: a busy editor asks the host less often
+-- (each refill is a round trip and a message to the keeper).
+local STOCK_BUSY, BUSY_MS = 32, 1000
+-- What a refill brings the stock up to.
+local stock_target = STOCK_IDLE
+--- Milliseconds after the stock last ran dry before the spares above
+--- STOCK_IDLE go back to the host (a setting of the tests; at most a minute).
+M.shrink_delay = 30000
+local shrink_timer = nil --- @type uv.uv_timer_t?
+local last_growth = 0 -- vim.uv.now() when the stock last grew
 -- How long a starting host may take to answer its first refill.
 local START_TIMEOUT_MS = 15000
 local start_timed_out = false
@@ -33,11 +47,16 @@ local start_timed_out = false
 local ANSWER_MS = 1000
 -- When the refill in flight was asked for (vim.uv.now()).
 local refill_asked = nil --- @type integer?
---- Times a spawn found no spare pty and had to ask the host and wait.
+--- Times a spawn found no spare pty (and ran without an offer).
 M.dry = 0
+--- Spares given back to the host as the stock shrank.
+M.retired = 0
 local refilling = false
 -- Called once the host is ready, or cannot be (see when_ready).
 local ready_waiters = {} --- @type fun(ready: boolean)[]
+-- Set when a request went unanswered: the host is stopped or stalled, and
+-- later requests say so at once instead of waiting again, until it answers.
+local unanswered = nil --- @type {name: string, ms: integer}?
 -- Told when the host process ends (the editor quitting aside).
 local on_exit_handler = nil --- @type fun(message: string?)?
 
@@ -114,16 +133,74 @@ function M.find_python(callback)
   try(1)
 end
 
+local grow -- below
+
 local function request_stock()
+  if vim.in_fast_event() then
+    -- A spawn from a luv callback: the editor's size is read on the loop.
+    return vim.schedule(request_stock)
+  end
   if refilling or M.state ~= 'ready' then
     return
   end
+  local now = vim.uv.now()
+  if refill_asked and now - refill_asked < BUSY_MS and stock_target < STOCK_BUSY then
+    grow(STOCK_BUSY)
+  end
+  local wanted = stock_target - #stock
+  if wanted <= 0 then
+    return
+  end
   refilling = true
-  refill_asked = vim.uv.now()
+  refill_asked = now
   local height, width = layout.size()
-  if not M.notify('refill', stock_batch, height, width) then
+  if not M.notify('refill', wanted, height, width) then
     refilling = false
   end
+end
+
+--- Spares above the target go back to the host, which closes them.
+local function retire_surplus()
+  if #stock <= stock_target then
+    return
+  end
+  local surplus = {}
+  while #stock > stock_target do
+    table.insert(surplus, table.remove(stock)[1])
+  end
+  M.retired = M.retired + #surplus
+  M.notify('retire', surplus)
+end
+
+--- The spares above STOCK_IDLE go back to the host, which closes them;
+--- unless it grew again within shrink_delay.
+local function shrink()
+  local since = vim.uv.now() - last_growth
+  if since < M.shrink_delay then
+    shrink_timer:start(M.shrink_delay - since, 0, vim.schedule_wrap(shrink))
+    return
+  end
+  stock_target = STOCK_IDLE
+  retire_surplus()
+end
+
+--- The stock grows (up to `limit`), and shrinks back later.
+--- @param limit integer
+function grow(limit)
+  last_growth = vim.uv.now()
+  stock_target = math.max(stock_target, math.min(stock_target * 2, limit))
+  if not shrink_timer then
+    shrink_timer = assert(vim.uv.new_timer())
+  end
+  if not shrink_timer:is_active() then
+    shrink_timer:start(M.shrink_delay, 0, vim.schedule_wrap(shrink))
+  end
+end
+
+--- A spawn found the stock empty.
+local function ran_dry()
+  M.dry = M.dry + 1
+  grow(STOCK_MAX)
 end
 
 --- Call everything that waited for the host, with whether it is ready.
@@ -166,6 +243,12 @@ function M.add_stock(ptys, err)
   M.state = 'ready'
   M.error = nil
   vim.list_extend(stock, ptys)
+  -- A refill asked for before the stock shrank back brings too many; one
+  -- asked for before a burst grew it, too few.
+  retire_surplus()
+  if #stock < stock_target / 2 then
+    request_stock()
+  end
   if err ~= '' then
     notify.once('alloc:' .. err, err .. '; commands run without an offer until ptys can be had')
   end
@@ -173,6 +256,14 @@ function M.add_stock(ptys, err)
     vim.api.nvim_exec_autocmds('User', { pattern = 'TtyOfferHostReady', modeline = false })
     settle_waiters()
   end
+end
+
+--- What to do when the host process ends: set once by the plugin's start
+--- (ttyoffer.init), so that a start from anywhere (the first spawn, :Bang)
+--- uses it.
+--- @param handler fun(message: string?)
+function M.set_exit_handler(handler)
+  on_exit_handler = handler
 end
 
 --- Start the host unless it runs or is starting. Never blocks.
@@ -210,10 +301,17 @@ end
 --- @param path string the remote plugin's folder
 function M.spawn(python, path)
   M.stderr = {}
+  unanswered = nil
+  -- pynvim's host, deaf to notifications it does not handle (a GUI's or a
+  -- plugin's rpcnotify(0, ...)): ttyoffer_nvim/pluginhost.py. ssl is kept
+  -- out: asyncio imports it when it can (2.5 MB of an idle host), and the
+  -- host never speaks TLS.
   local argv = {
     python,
     '-c',
-    'import sys; sys.path = [p for p in sys.path if p != ""]; import neovim; neovim.start_host()',
+    'import sys; sys.path = [p for p in sys.path if p != ""]; sys.modules["ssl"] = None; '
+      .. 'sys.path.insert(0, sys.argv[1]); from ttyoffer_nvim.pluginhost import main; main(sys.argv[2])',
+    require('ttyoffer.install').root,
     path,
   }
   local ok, job = pcall(originals.jobstart, argv, {
@@ -247,7 +345,7 @@ function M.spawn(python, path)
   local height, width = layout.size()
   refilling = true
   pcall(vim.rpcnotify, job, protocol.method('configure', 'notify'), require('ttyoffer.config').current.blocked_timeout)
-  pcall(vim.rpcnotify, job, protocol.method('refill', 'notify'), stock_batch, height, width)
+  pcall(vim.rpcnotify, job, protocol.method('refill', 'notify'), stock_target, height, width)
   -- A host that loads but never answers (its plugin failed to import) must
   -- not stay "starting" for good.
   vim.defer_fn(function()
@@ -268,6 +366,7 @@ function M.on_exit(code)
   local was_ready = M.state == 'ready'
   M.state, M.chan, M.job, M.pid = 'stopped', nil, nil, nil
   stock = {}
+  stock_target = STOCK_IDLE
   refilling = false
   if vim.v.exiting ~= vim.NIL then
     return
@@ -316,12 +415,13 @@ function M.take()
     return nil
   end
   local entry = table.remove(stock)
-  if #stock < STOCK_LOW then
+  if not entry then
+    ran_dry()
+  end
+  if #stock < stock_target / 2 then
     request_stock()
   end
   if not entry then
-    M.dry = M.dry + 1
-    stock_batch = math.min(stock_batch * 2, STOCK_MAX)
     return nil
   end
   return entry[1], entry[2]
@@ -329,7 +429,7 @@ end
 
 --- Ask for spare ptys unless there are enough or some are on their way.
 function M.refill()
-  if #stock < STOCK_LOW then
+  if #stock < stock_target / 2 then
     request_stock()
   end
 end
@@ -359,19 +459,72 @@ function M.notify(name, ...)
   return (pcall(vim.rpcnotify, M.chan, method, ...))
 end
 
---- A request to the host (a method of ttyoffer.protocol); nil and the error
---- when it failed.
+-- Requests in flight (host.request): token -> what came back.
+local asked = {} --- @type table<integer, {done: boolean, result: any, error: string?}>
+local next_token = 0
+--- Milliseconds a request waits for its answer unless it names its own.
+M.REQUEST_MS = 500
+
+local function no_answer(name, ms)
+  return ('the host did not answer %s within %d ms (is it stopped? see :checkhealth ttyoffer)'):format(name, ms)
+end
+
+--- A request to the host (a method of ttyoffer.protocol), waited for at most
+--- `timeout` ms; nil and the error when it failed or no answer came in time.
+--- Sent as a notification (`ask`) and answered by the `answer` event: the
+--- wait is vim.wait's, bounded and serving the editor's events (CTRL-C ends
+--- it), never rpcrequest's, which waits on a stopped host for good.
+--- @param timeout integer
 --- @param name string
-function M.request(name, ...)
-  local method = protocol.method(name, 'request')
+function M.request_within(timeout, name, ...)
+  protocol.method(name, 'request') -- a name outside the protocol fails here
   if M.state ~= 'ready' then
     return nil, 'host not running'
   end
-  local ok, result = pcall(vim.rpcrequest, M.chan, method, ...)
-  if not ok then
-    return nil, tostring(result)
+  if unanswered then
+    return nil, no_answer(unanswered.name, unanswered.ms)
   end
-  return result
+  next_token = next_token + 1
+  local token = next_token
+  local slot = { done = false }
+  asked[token] = slot
+  if not M.notify('ask', token, name, { ... }) then
+    asked[token] = nil
+    return nil, 'the host cannot be reached'
+  end
+  local _, status = vim.wait(timeout, function()
+    return slot.done
+  end, 10)
+  asked[token] = nil
+  if not slot.done then
+    if status == -2 then
+      return nil, 'interrupted'
+    end
+    unanswered = { name = name, ms = timeout }
+    return nil, no_answer(name, timeout)
+  end
+  if slot.error and slot.error ~= '' then
+    return nil, slot.error
+  end
+  return slot.result
+end
+
+--- A request waited for at most REQUEST_MS; see request_within.
+--- @param name string
+function M.request(name, ...)
+  return M.request_within(M.REQUEST_MS, name, ...)
+end
+
+--- The host's `answer`: a request's value, or why there is none.
+--- @param token integer
+--- @param result any
+--- @param error string
+function M.answered(token, result, error)
+  unanswered = nil
+  local slot = asked[token]
+  if slot then
+    slot.done, slot.result, slot.error = true, result, error
+  end
 end
 
 return M

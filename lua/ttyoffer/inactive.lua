@@ -13,6 +13,7 @@ end
 
 M.setup = function() end
 M.start = function() end
+M._start_soon = function() end
 M.enable = inactive
 M.disable = inactive
 M.toggle = inactive

@@ -17,6 +17,10 @@ local layout = require('ttyoffer.layout')
 
 local CLOSE_FUNCTION = 'TtyOfferRunClose'
 
+-- What the bar's Close does, by run id: the caller's on_close (the pane
+-- knows no runs; it only hands the click back).
+local closers = {}
+
 --- The Vimscript function the bar's Close calls (a click function must be
 --- one); the run's id comes as its `minwid`.
 local function define_close_function()
@@ -25,9 +29,18 @@ local function define_close_function()
   end
   vim.cmd(([[
     function! %s(id, clicks, button, mods) abort
-      call luaeval("require('ttyoffer.runs').close(_A)", a:id)
+      call luaeval("require('ttyoffer.pane').close_clicked(_A)", a:id)
     endfunction
   ]]):format(CLOSE_FUNCTION))
+end
+
+--- The bar's Close was clicked in the pane of run `id`.
+--- @param id integer
+function M.close_clicked(id)
+  local close = closers[id]
+  if close then
+    close()
+  end
 end
 
 --- @param placement string
@@ -137,7 +150,15 @@ function M.open(opts)
       end)
     end, { buffer = buf, desc = 'Close this ttyoffer run (asks first while its program runs)' })
   end
-  api.nvim_create_autocmd('BufWipeout', { buffer = buf, once = true, callback = opts.on_close })
+  closers[opts.id] = opts.on_close
+  api.nvim_create_autocmd('BufWipeout', {
+    buffer = buf,
+    once = true,
+    callback = function()
+      closers[opts.id] = nil
+      opts.on_close()
+    end,
+  })
   if opts.on_input then
     vim.cmd.startinsert()
   end

@@ -116,11 +116,18 @@ end
 --- Take the window down. A decline hangs the command's terminal up.
 --- @param prompt ttyoffer.Prompt
 --- @param reason 'dismissed'|'exited'|'host exited'|'hung up'
-local function close(prompt, reason)
+--- @param by_key boolean? declined with the dismiss key in the window
+local function close(prompt, reason, by_key)
   if prompt.closing then
     return
   end
   prompt.closing = true
+  if prompt.window and not by_key then
+    -- Whatever took it down (a hang-up, the host's death, a plugin closing
+    -- windows), keys still being typed for it are dropped until the user
+    -- pauses: the rest of a passphrase must not land where focus goes.
+    typing.drop_until_pause()
+  end
   if reason == 'dismissed' then
     host.notify('dismiss', prompt.id)
   end
@@ -150,9 +157,13 @@ local function open(prompt)
     on_input = function(data)
       host.notify('input', id, data)
     end,
-    on_decline = function()
-      close(prompt, 'dismissed')
+    on_decline = function(by_key)
+      close(prompt, 'dismissed', by_key)
     end,
+    -- Closed under the user's fingers: their next keys are dropped from
+    -- now, not from when the decline is served (the editor may be held
+    -- between the two, and its queued keys come first).
+    on_gone = typing.drop_until_pause,
   })
   prompt.window = opened
   if M.trace then
@@ -163,6 +174,13 @@ local function open(prompt)
   event('TtyOfferPresent', prompt)
   -- Now the host may relay the rest: the kernel has held it until here.
   host.notify('attach', id, height, width)
+  -- Once the user can see it, a busy editor only delays their keys: the
+  -- host no longer hangs it up for one.
+  window.when_drawn(opened, function()
+    if not prompt.closing then
+      host.notify('drawn', id)
+    end
+  end)
 end
 
 show_next = function()

@@ -34,6 +34,8 @@ M.events = {
   -- A run's program ended, or could not start: {code, signal, signal_name,
   -- reason, message}.
   run_exit = { 'run_id', 'result' },
+  -- The answer to an `ask`: the request's value, or why there is none.
+  answer = { 'token', 'result', 'error' },
 }
 
 --- Editor -> host: RPC methods ('ttyoffer_' .. name), their arguments, and
@@ -44,6 +46,8 @@ M.methods = {
   refill = { kind = 'notify', args = { 'count', 'rows', 'cols' } },
   bind = { kind = 'notify', args = { 'offer_id', 'pid' } },
   dismiss = { kind = 'notify', args = { 'offer_id' } },
+  -- Spare ptys the editor no longer wants (its stock shrinks after a burst).
+  retire = { kind = 'notify', args = { 'offer_ids' } },
   attach = { kind = 'notify', args = { 'offer_id', 'rows', 'cols' } },
   input = { kind = 'notify', args = { 'offer_id', 'data' } },
   -- The window's terminal has taken `count` relayed bytes (flow control).
@@ -53,9 +57,17 @@ M.methods = {
   -- This offer's `present` was received (window or not yet): the editor
   -- serves its events now; the next check of it starts from here.
   seen = { kind = 'notify', args = { 'offer_id' } },
+  -- The offer's window is drawn, the command's first bytes in its
+  -- terminal: the user sees the question, and a busy editor no longer hangs
+  -- it up.
+  drawn = { kind = 'notify', args = { 'offer_id' } },
   -- The offer's command has ended (one never bound to a pid, such as a
   -- synchronous system()'s).
   release = { kind = 'notify', args = { 'offer_id' } },
+  -- A Unix socket the editor listens on: the host connects and writes the
+  -- id of each offer it presents there (a line), after its `present`, so
+  -- that a wait serving fast events only learns a prompt is on its way.
+  knock = { kind = 'notify', args = { 'path' } },
   -- Milliseconds a command may wait on a question while the editor serves
   -- nothing before it is hung up (half between checks of the editor's mode,
   -- half for the answer); 0 or less: never.
@@ -68,8 +80,9 @@ M.methods = {
   sessions = { kind = 'request', args = {} },
   -- End a persistent session: {name, count}, or {error} for a name that is not one.
   session_kill = { kind = 'request', args = { 'name' } },
-  -- Create or adopt the tmux session of a run: {session, attach} (the argv
-  -- that attaches to it), or {error}.
+  -- Make the pane of a tmux run's program (or find the one to re-attach
+  -- to): {session, pane, attach (the argv that attaches to it), ended (how
+  -- the program ended, when it had)}, or {error}.
   tmux_prepare = { kind = 'request', args = { 'spec' } },
   -- Our tmux sessions, read now: {sessions = [{name, created, attached,
   -- command, title}], error}.
@@ -80,7 +93,10 @@ M.methods = {
   -- signum) on an ssh destination: {argv}, or {error}. Built by the host,
   -- run by the editor.
   remote_command = { kind = 'request', args = { 'dest', 'action', 'name', 'ssh', 'signum' } },
-  -- Start a run: {argv, cwd, base_env, env, rows, cols, persist}.
+  -- A request the editor waits for with a bound of its own (host.request):
+  -- the answer comes as the `answer` event with the same token.
+  ask = { kind = 'notify', args = { 'token', 'name', 'args' } },
+  -- Start a run: {argv, cwd, base_env, env, rows, cols, persist, tmux}.
   run_start = { kind = 'notify', args = { 'run_id', 'spec' } },
   run_input = { kind = 'notify', args = { 'run_id', 'data' } },
   run_ack = { kind = 'notify', args = { 'run_id', 'count' } },

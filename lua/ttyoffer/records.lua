@@ -19,6 +19,7 @@ local M = {}
 --- @field state ttyoffer.State
 --- @field released boolean? the host is done with its pty
 --- @field code integer? exit code, when the caller's on_exit told it
+--- @field rerun string[]? what to run again where it can be answered (a lease's git)
 
 local records = {} --- @type table<integer, ttyoffer.Record>
 local live = 0 -- bound offers the host still holds

@@ -2,70 +2,68 @@
 -- carry the offer: `:!` as the user types it, and the spawners Lua plugins
 -- call (vim.fn.jobstart, vim.system, vim.fn.system, vim.fn.systemlist).
 --
--- A wrapper is put in place of the editor's own function, and taken out by
--- putting that very function back. A caller that kept its own reference to
--- a spawner before the plugin started keeps the original; a plugin that
+-- A stand-in (ttyoffer.stand_ins) is put in place of the editor's own
+-- function as soon as the plugin loads, and serves the offer from the start;
+-- it is taken out by putting that very function back. A caller that kept
+-- its own reference to a spawner before the plugin loaded keeps the
+-- original (:checkhealth names it); one that kept a stand-in gets the offer
+-- while it is on, and stock while it is off; a plugin that
 -- wrapped ours in turn keeps its wrapper (and ours under it) until it
 -- removes it: taking ours out would take theirs with it.
 local M = {}
 
 local config = require('ttyoffer.config')
-local originals = require('ttyoffer.originals')
-
---- Where each Lua spawner lives, and the function of ttyoffer that stands in
---- for it.
-local LUA_SPAWNERS = {
-  { owner = vim.fn, name = 'jobstart', original = 'jobstart', ours = 'jobstart' },
-  { owner = vim.fn, name = 'system', original = 'fn_system', ours = 'fn_system' },
-  { owner = vim.fn, name = 'systemlist', original = 'systemlist', ours = 'systemlist' },
-  { owner = vim, name = 'system', original = 'system', ours = 'system' },
-}
+local stand_ins = require('ttyoffer.stand_ins')
 
 local wrapped = false
 
---- Put each spawner's `to` function in place where its `from` one still is
---- (one put there by another plugin since is left alone).
---- @param from table<string, function> by spawner.original or spawner.ours
---- @param from_key 'original'|'ours'
---- @param to table<string, function>
---- @param to_key 'original'|'ours'
-local function swap(from, from_key, to, to_key)
-  for _, spawner in ipairs(LUA_SPAWNERS) do
-    if rawequal(spawner.owner[spawner.name], from[spawner[from_key]]) then
-      spawner.owner[spawner.name] = to[spawner[to_key]]
-    end
-  end
-end
-
-local function wrap_lua_spawners()
-  swap(originals, 'original', require('ttyoffer'), 'ours')
+--- @param spawners table the wrappers the stand-ins serve (ttyoffer's)
+local function wrap_lua_spawners(spawners)
+  stand_ins.put_in()
+  stand_ins.serve(spawners)
   wrapped = true
 end
 
 local function unwrap_lua_spawners()
-  swap(require('ttyoffer'), 'ours', originals, 'original')
+  stand_ins.take_out()
+  stand_ins.serve(nil)
   wrapped = false
 end
 
---- Whether the Lua spawners are ours now (all of them).
+--- Whether the Lua spawners are ours now (all of them, serving).
 --- @return boolean
 function M.lua_wrapped()
-  local ttyoffer = require('ttyoffer')
-  for _, spawner in ipairs(LUA_SPAWNERS) do
-    if not rawequal(spawner.owner[spawner.name], ttyoffer[spawner.ours]) then
+  if not stand_ins.serving() then
+    return false
+  end
+  for _, spawner in ipairs(stand_ins.SPAWNERS) do
+    if not rawequal(spawner.owner[spawner.name], stand_ins[spawner.key]) then
       return false
     end
   end
   return true
 end
 
+--- Before the start (setup() called early): the Lua spawners' stand-ins in
+--- place, or out, as the configuration says; they serve from the start.
+function M.early()
+  if config.current.enabled and config.current.routes.lua then
+    stand_ins.put_in()
+  else
+    stand_ins.take_out()
+  end
+end
+
 --- Put the routes in line with the configuration: each on when the offer
---- and its option are, else exactly stock.
-function M.apply()
+--- and its option are, else exactly stock. `spawners` is the module whose
+--- jobstart, system, fn_system and systemlist the stand-ins serve (the
+--- caller's: this module requires nothing above it).
+--- @param spawners table
+function M.apply(spawners)
   local on = config.current.enabled
   local want_lua = on and config.current.routes.lua
   if want_lua and not wrapped then
-    wrap_lua_spawners()
+    wrap_lua_spawners(spawners)
   elseif not want_lua and wrapped then
     unwrap_lua_spawners()
   end

@@ -48,7 +48,14 @@ function M.list_lines()
       table.insert(lines, line)
     end
   end
-  local tmux_sessions = vim.fn.executable('tmux') == 1 and runs().tmux_sessions() or {}
+  local tmux_sessions, tmux_err = {}, nil
+  if vim.fn.executable('tmux') == 1 then
+    tmux_sessions, tmux_err = runs().tmux_sessions()
+  end
+  -- Without a host, the persistent sessions' line below says so once.
+  if tmux_err and tmux_err ~= 'host not running' then
+    table.insert(lines, 'tmux sessions: ' .. require('ttyoffer.title').sanitize(tmux_err, 200))
+  end
   if #tmux_sessions > 0 then
     table.insert(lines, '')
     table.insert(lines, ('%-24s %-8s %-9s %-16s %s'):format('tmux session', 'age', 'attached', 'running', 'title'))
@@ -57,7 +64,8 @@ function M.list_lines()
         s.name,
         M.age(now - s.created),
         tostring(s.attached),
-        cut(s.command, 16),
+        -- A program that has ended: how (its pane stays until told).
+        cut(s.ended and runs().describe(s.ended) or s.command, 16),
         s.title
       )
       table.insert(lines, row)

@@ -43,7 +43,8 @@ local next_id = 1
 --- @field code integer
 --- @field signal integer
 --- @field signal_name string
---- @field reason string exited | signal | not_found | not_executable | cannot_start | closed | disconnected
+--- @field reason string exited | signal | not_found | not_executable | cannot_start | closed | detached
+---   | disconnected
 --- @field message string
 
 --- @class ttyoffer.Run
@@ -73,8 +74,17 @@ function Run:describe()
   if not r then
     return self.pid and 'running' or 'starting'
   end
+  return M.describe(r)
+end
+
+--- A few words on how a run ended.
+--- @param r ttyoffer.RunResult
+--- @return string
+function M.describe(r)
   if r.reason == 'closed' then
     return 'closed'
+  elseif r.reason == 'detached' then
+    return 'detached'
   elseif r.reason == 'disconnected' then
     return 'disconnected'
   elseif r.reason == 'signal' then
@@ -250,6 +260,7 @@ local function start_on_host(run, spec)
     rows = rows or 24,
     cols = cols or 80,
     persist = spec.persist,
+    tmux = run.tmux and { server = config.current.runs.tmux_server, pane = run._tmux_pane } or nil,
     host = spec.host,
     ssh = spec.host and config.current.runs.ssh or nil,
   })
@@ -293,21 +304,34 @@ local function start_as_job(run, spec)
   run.pid = vim.fn.jobpid(job)
 end
 
---- The tmux session of a tmux run, made or adopted before any pane opens:
---- the argv that attaches to it. Raises what tmux or the host refused.
+-- Milliseconds the editor waits for the host's tmux work: making a pane
+-- (a few tmux commands, each bounded on the host by 3 s), listing (1 s
+-- there), killing.
+local TMUX_PREPARE_MS, TMUX_LIST_MS, TMUX_KILL_MS = 10000, 2000, 4000
+-- The persistent sessions are read from /proc, and a kill waits 200 ms for
+-- its processes to go: more than a plain request on a loaded machine.
+local SESSIONS_MS = 1500
+
+--- The pane of a tmux run's program, made (or found, to re-attach) before
+--- any pane of ours opens: the argv that attaches to it. Raises what tmux
+--- or the host refused.
 --- @param spec ttyoffer.RunSpec
---- @return string[] attach, string session
+--- @return string[] attach, string session, string pane, ttyoffer.RunResult? ended
 local function prepare_tmux(spec)
   if host.state == 'stopped' then
     host.start()
   end
   vim.wait(config.current.startup_wait, host.ready, 10)
   -- The login shell's PATH is the session's (asked once by the host).
-  vim.wait(3000, function()
+  local deadline = vim.uv.now() + 3000
+  while vim.uv.now() < deadline do
     local answer = host.request('run_path')
-    return not (answer and answer.pending)
-  end, 20)
-  local answer, err = host.request('tmux_prepare', {
+    if not (answer and answer.pending) then
+      break
+    end
+    vim.wait(20)
+  end
+  local answer, err = host.request_within(TMUX_PREPARE_MS, 'tmux_prepare', {
     name = spec.tmux,
     argv = spec.argv,
     cwd = spec.cwd,
@@ -315,6 +339,9 @@ local function prepare_tmux(spec)
     rows = config.current.runs.height,
     cols = vim.o.columns,
     server = config.current.runs.tmux_server,
+    -- A tmux server these commands start keeps this environment: the
+    -- user's, without what the editor and the plugin added.
+    server_env = require('ttyoffer.gitenv').user_environment(),
   })
   if not answer then
     error('(ttyoffer) run(): tmux runs need the host: ' .. tostring(err), 0)
@@ -322,7 +349,7 @@ local function prepare_tmux(spec)
   if answer.error then
     error('(ttyoffer) run(): ' .. title_rule.sanitize(answer.error, 300), 0)
   end
-  return answer.attach, answer.session
+  return answer.attach, answer.session, answer.pane, answer.ended
 end
 
 --- Start a run; see :help ttyoffer.run().
@@ -330,10 +357,10 @@ end
 --- @return ttyoffer.Run
 function M.run(opts)
   local spec = runspec.check(opts)
-  local tmux_session
+  local tmux_session, tmux_pane, tmux_ended
   if spec.tmux then
     -- The pane attaches to the session: a tmux client, the run's program.
-    spec.argv, tmux_session = prepare_tmux(spec)
+    spec.argv, tmux_session, tmux_pane, tmux_ended = prepare_tmux(spec)
     spec.env = {}
   end
   if spec.persist and not spec.host and vim.fn.executable('dtach') ~= 1 then
@@ -353,6 +380,7 @@ function M.run(opts)
     closing = false,
     tmux = tmux_session,
     host = spec.host,
+    _tmux_pane = tmux_pane,
     _on_exit = spec.on_exit,
   }, Run)
   if spec.host then
@@ -394,6 +422,11 @@ function M.run(opts)
     end,
     close_question = close_question,
   })
+  if tmux_ended then
+    -- Re-attached to a session whose program had ended: that ending.
+    run:_ended(tmux_ended)
+    return run
+  end
   if not use_host then
     start_as_job(run, spec)
     return run
@@ -448,7 +481,7 @@ end
 --- @return {name: string, created: integer, command: string, title: string, pid: integer, ended: string}[],
 ---   string? error
 function M.sessions()
-  local answer, err = host.request('sessions')
+  local answer, err = host.request_within(SESSIONS_MS, 'sessions')
   if not answer then
     return {}, err
   end
@@ -460,7 +493,7 @@ end
 --- @param name string
 --- @return {name: string, count: integer, error: string?}?, string? error
 function M.kill_session(name)
-  return host.request('session_kill', name)
+  return host.request_within(SESSIONS_MS, 'session_kill', name)
 end
 
 --- Run a list or kill on `dest`: the argv from the host, ssh run here
@@ -543,9 +576,11 @@ function M.check_argv(dest)
 end
 
 --- Our tmux sessions, read now from tmux (never stored).
---- @return {name: string, created: integer, attached: integer, command: string, title: string}[], string? error
+--- `ended`: how its program ended, once it has (the pane stays until told).
+--- @return {name: string, created: integer, attached: integer, command: string, title: string, ended: table?}[]
+--- @return string? error
 function M.tmux_sessions()
-  local answer, err = host.request('tmux_list', config.current.runs.tmux_server)
+  local answer, err = host.request_within(TMUX_LIST_MS, 'tmux_list', config.current.runs.tmux_server)
   if not answer then
     return {}, err
   end
@@ -556,7 +591,7 @@ end
 --- @param session string
 --- @return boolean? ended, string? error
 function M.kill_tmux(session)
-  local answer, err = host.request('tmux_kill', session, config.current.runs.tmux_server)
+  local answer, err = host.request_within(TMUX_KILL_MS, 'tmux_kill', session, config.current.runs.tmux_server)
   if not answer then
     return nil, err
   end

@@ -16,22 +16,13 @@ local M = {}
 -- GPG_TTY comes after everything inherited or passed in `env`, so a stale
 -- inherited one loses; TERM is only supplied when the child would have none
 -- (absent or empty), whatever `env` and `clear_env` made of it.
-local TAKE_TTY = 'if true 2>/dev/null 3<>%s; then export %sTERM="${TERM:-xterm-256color}"; fi; '
+--
+-- With the terminal taken, job control (`set -m`) is on: the command then
+-- runs as the shell's child, in a process group of its own that is the
+-- terminal's foreground one while it runs (see LEAD). Were job control to
+-- fail, its complaint goes to /dev/null and the shell execs the command.
+local TAKE_TTY = 'if true 2>/dev/null 3<>%s; then export %sTERM="${TERM:-xterm-256color}"; set -m 2>/dev/null; fi; '
 local SET_GPG_TTY = 'GPG_TTY=%s '
-
--- Shells whose syntax takes the prologue as a prefix of the command string,
--- so string commands cost no extra exec.
-local POSIX_SHELLS = {
-  sh = true,
-  bash = true,
-  dash = true,
-  zsh = true,
-  ksh = true,
-  mksh = true,
-  ash = true,
-  yash = true,
-  posh = true,
-}
 
 --- Why a command must run without an offer, or nil when it gets one.
 --- @param opts table? the caller's jobstart() options
@@ -70,11 +61,36 @@ function M.prologue(tty, opts)
   return TAKE_TTY:format(tty, keeps_gpg_tty and '' or SET_GPG_TTY:format(tty))
 end
 
+-- The shell stays, as the session's leader, and runs the command as a job
+-- of its own: job control puts it in a process group of its own and `fg`
+-- makes that the terminal's foreground group while it runs; when the
+-- command ends the shell takes the foreground back and exits with the
+-- command's status. The kernel hangs up the foreground group when the
+-- leader of a session with a controlling terminal exits
+-- (disassociate_ctty): had the shell exec'd the command, what the command
+-- left in the background (`server &`, git's credential-cache daemon) would
+-- share its group and die of that SIGHUP, where stock lets it live. Now the
+-- signal reaches the exiting shell alone.
+-- - Started with `&` and then brought to the foreground rather than run in
+--   the foreground at once: the shell's own stderr can then be /dev/null
+--   while it waits (it reports "Terminated" for a command killed by a
+--   signal), the command's staying the caller's. A command that touches
+--   its terminal in that moment is stopped until `fg`, which goes on.
+-- - Stopped (147-150: CTRL-Z typed in its prompt window, which job control
+--   now delivers), it is let go on at once, as without job control.
+-- - Killed by a signal (129-159; a stop signal does not kill), it ends the
+--   shell by the same signal, without a core of its own.
+-- - Without the terminal (no job control), the shell execs the command.
+local LEAD = 'case $- in *m*) ;; *) exec "$@";; esac; "$@" & exec 2>/dev/null; fg >/dev/null; s=$?; '
+  .. 'while [ "$s" -ge 147 ] && [ "$s" -le 150 ] && jobs %% >/dev/null 2>&1; do fg >/dev/null; s=$?; done; '
+  .. 'if [ "$s" -gt 128 ] && [ "$s" -lt 160 ] && { [ "$s" -lt 147 ] || [ "$s" -gt 150 ]; }; then '
+  .. 'ulimit -c 0; kill -$((s - 128)) $$; fi; exit "$s"'
+
 -- /bin/sh sets $PWD to its directory at startup where stock would pass the
 -- environment's as it is (or none, with clear_env): put back what stock
 -- would pass, given as $1 (no quoting), or take it away.
-local RESTORE_PWD = 'PWD="$1"; export PWD; shift; exec "$@"'
-local NO_PWD = 'unset PWD; exec "$@"'
+local RESTORE_PWD = 'PWD="$1"; export PWD; shift; ' .. LEAD
+local NO_PWD = 'unset PWD; ' .. LEAD
 
 -- The list scripts depend on nothing but these two choices: built once.
 local LIST_SCRIPTS = {
@@ -136,27 +152,6 @@ function M.stock_pwd(opts, editor_pwd)
   return editor_pwd
 end
 
---- The basename of the program 'shell' starts.
---- @param shell string
---- @return string
-function M.shell_name(shell)
-  local program = vim.trim(shell):match('^"([^"]+)"') or vim.trim(shell):match('^(%S+)') or ''
-  return (program:match('([^/]+)$') or program):gsub('%.exe$', '')
-end
-
-local posix_cache = {} --- @type table<string, boolean>
-
---- @param shell string
---- @return boolean
-function M.is_posix_shell(shell)
-  local known = posix_cache[shell]
-  if known == nil then
-    known = POSIX_SHELLS[M.shell_name(shell)] == true
-    posix_cache[shell] = known
-  end
-  return known
-end
-
 --- The command jobstart() is given instead of `cmd`.
 --- @param cmd string|string[]
 --- @param slave string
@@ -172,11 +167,9 @@ function M.command(cmd, slave, shell, opts, editor)
   editor = editor or {}
   if type(cmd) == 'string' then
     assert(shell, 'string commands need the shell options')
-    if M.is_posix_shell(shell.shell) then
-      return M.prologue(vim.fn.shellescape(slave), opts) .. cmd
-    end
-    -- Any other shell (fish, nu, xonsh…) runs under the list prologue, with
-    -- the argv jobstart() itself would have built.
+    -- The 'shell' runs under the list prologue, with the argv jobstart()
+    -- itself would have built: a prologue joined to the command's own
+    -- string would make that shell the session's leader (see LEAD).
     local argv = vim.fn.split(shell.shell)
     vim.list_extend(argv, vim.fn.split(shell.shellcmdflag))
     table.insert(argv, cmd)

@@ -6,6 +6,9 @@ local config = require('ttyoffer.config')
 
 local last_key = 0 -- vim.uv.now() of the last key the user pressed
 local watching = false
+local dropping = false -- keys are dropped until the user pauses
+-- A vim.on_key() callback can drop a key (by returning '') from 0.11 on.
+local CAN_DROP = vim.fn.has('nvim-0.11') == 1
 
 --- Start noting keypresses (once; from startup, so the first prompt already
 --- knows whether the user is typing).
@@ -15,8 +18,69 @@ function M.watch()
   end
   watching = true
   vim.on_key(function()
-    last_key = vim.uv.now()
+    local now = vim.uv.now()
+    local paused = now - last_key >= config.current.float.typing_pause
+    last_key = now
+    if dropping then
+      if not paused then
+        return ''
+      end
+      dropping = false
+    end
   end, vim.api.nvim_create_namespace('ttyoffer.typing'))
+end
+
+-- While keys are dropped, the editor's loop is looked at this often (ms):
+-- a pause is measured where keys are processed, and keys typed while a
+-- plugin held the editor all come at once after it, the first of them late.
+-- A gap in the ticks (the editor served nothing) counts as typing going on.
+local TICK_MS = 20
+local ticker = nil --- @type uv.uv_timer_t?
+
+local function stop_ticking()
+  if ticker and not ticker:is_closing() then
+    ticker:stop()
+    ticker:close()
+  end
+  ticker = nil
+end
+
+local function start_ticking()
+  if ticker then
+    return
+  end
+  local last_tick = vim.uv.now()
+  ticker = assert(vim.uv.new_timer())
+  ticker:start(TICK_MS, TICK_MS, function()
+    local now = vim.uv.now()
+    if now - last_tick > 4 * TICK_MS then
+      last_key = now -- the editor was held: keys may be queued behind it
+    end
+    last_tick = now
+    if not dropping or now - last_key >= config.current.float.typing_pause then
+      stop_ticking()
+    end
+  end)
+end
+
+--- Drop the keys the user is still typing, until they pause: those meant
+--- for a prompt window that went must not reach whatever has focus after it
+--- (the document, in whatever mode). Nothing when they are not typing.
+function M.drop_until_pause()
+  if not (CAN_DROP and watching) then
+    return
+  end
+  -- Keys waiting to be read are being typed too (a wait reads them late).
+  if M.until_pause() > 0 or vim.fn.getchar(1) ~= 0 then
+    last_key = vim.uv.now()
+    dropping = true
+    start_ticking()
+  end
+end
+
+--- @return boolean whether typed keys are being dropped
+function M.dropping()
+  return dropping and M.until_pause() > 0
 end
 
 --- Milliseconds until the user will have paused typing long enough.

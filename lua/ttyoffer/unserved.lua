@@ -32,7 +32,7 @@ function M.tell(offer_id, question)
   records.set_state(offer_id, 'closed')
   local what = record and title.of_command(record.cmd) or ('offer ' .. offer_id)
   local asked = question ~= '' and string.format(' "%s"', title.sanitize(question, QUESTION_LIMIT)) or ''
-  local rerun = record and title.sanitize(M.as_bang_argument(record.cmd), math.huge) or nil
+  local rerun = record and title.sanitize(M.as_bang_argument(record.rerun or record.cmd), math.huge) or nil
   -- The fix first: a notice is cut to one line, and the command's text
   -- and its question can be long (the whole is in :TtyOffer status).
   if rerun then

@@ -2,13 +2,24 @@
 --
 -- vim.system():wait() waits serving only "fast" events, so the prompt's
 -- window could not open before the command ended, and it would never end.
--- The wait here serves the editor's events (as vim.wait() does by default),
--- so the window opens, and passes the keys the user types to the prompt on
--- screen: during a wait the editor does not read them itself.
+-- The wait here serves fast events only, as stock's, until the host knocks
+-- (`knock.lua`: a prompt is on its way); then, while a prompt is up, it
+-- serves the editor's events (as vim.wait() does by default), so the window
+-- opens, and passes the keys the user types to the prompt on screen: during
+-- a wait the editor does not read them itself. A wait whose command never
+-- asks serves what stock's serves.
 local M = {}
 
 local config = require('ttyoffer.config')
+local knock = require('ttyoffer.knock')
 local prompts = require('ttyoffer.prompts')
+local typing = require('ttyoffer.typing')
+
+-- vim.wait()'s longest wait, as vim.system's own.
+local FOREVER = 2 ^ 31 - 1
+-- How long a wait may take for the host to connect to a knock socket just
+-- made (fast events only meanwhile); it does in well under a millisecond.
+local CONNECT_MS = 200
 
 -- How often the screen is redrawn while a prompt is up (ms): the editor
 -- redraws only when the wait is over.
@@ -68,24 +79,65 @@ local function pass_typed_keys()
   end
 end
 
---- Wait until `done()`, at most `timeout` ms (nil: no limit), serving the
---- editor's events and, while a prompt is up, passing it the user's keys.
+--- Keys typed after a prompt window went, while they are dropped (the
+--- typing gate drops each as it is read).
+local function drop_typed_keys()
+  -- Only while the gate drops them: read, they are dropped by it. Bounded.
+  for _ = 1, 1000 do
+    if not (typing.dropping() and vim.fn.getchar(1) ~= 0) then
+      return
+    end
+    vim.fn.getcharstr(0)
+  end
+end
+
+--- Whether the wait has more to serve than stock's: a prompt is up or on its
+--- way, or keys typed for one that went are being dropped. Without a knock
+--- from the host it cannot tell, and serves all the time.
+local function prompt_up()
+  return not knock.connected()
+    or knock.pending()
+    or prompts.current_id() ~= nil
+    or prompts.queued() > 0
+    or typing.dropping()
+end
+
+--- Wait until `done()`, at most `timeout` ms (nil: no limit). Fast events
+--- only, as stock's wait, until a prompt is up; while it is, the editor's
+--- events are served and the user's keys passed to it.
 --- @param done fun(): boolean
 --- @param timeout integer?
 --- @return boolean whether done
 function M.until_done(done, timeout)
   local deadline = timeout and timeout >= 0 and (vim.uv.now() + timeout) or nil
+  knock.ensure()
+  if knock.connecting() then
+    vim.wait(math.min(CONNECT_MS, timeout or CONNECT_MS), function()
+      return done() or not knock.connecting()
+    end, nil, true)
+  end
   while not done() do
-    local left = deadline and (deadline - vim.uv.now()) or REDRAW_MS
-    if left <= 0 then
+    local left = deadline and (deadline - vim.uv.now()) or nil
+    if left and left <= 0 then
       return false
     end
-    vim.wait(math.min(left, REDRAW_MS), function()
-      return done() or (prompts.current_id() ~= nil and vim.fn.getchar(1) ~= 0)
-    end, 5)
-    if prompts.current_id() ~= nil then
-      pass_typed_keys()
-      vim.cmd.redraw()
+    if not prompt_up() then
+      local ok, why = vim.wait(left or FOREVER, function()
+        return done() or prompt_up()
+      end, nil, true)
+      if not ok and why == -2 then
+        return false -- interrupted (CTRL-C): as stock, the command is killed
+      end
+    else
+      vim.wait(math.min(left or REDRAW_MS, REDRAW_MS), function()
+        return done() or (prompts.current_id() ~= nil and vim.fn.getchar(1) ~= 0)
+      end, 5)
+      if prompts.current_id() ~= nil then
+        pass_typed_keys()
+        vim.cmd.redraw()
+      else
+        drop_typed_keys()
+      end
     end
   end
   return true
@@ -101,6 +153,8 @@ function M.answerable_wait(obj)
   if type(state) ~= 'table' or type(obj._timeout) ~= 'function' then
     return
   end
+  -- Ready before the wait: the host connects meanwhile.
+  knock.ensure()
   obj.wait = function(self, timeout)
     if vim.in_fast_event() then
       return stock_wait(self, timeout)

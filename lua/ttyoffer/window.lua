@@ -7,6 +7,7 @@ local M = {}
 local api = vim.api
 local config = require('ttyoffer.config')
 local highlights = require('ttyoffer.highlights')
+local hitenter = require('ttyoffer.hitenter')
 local layout = require('ttyoffer.layout')
 
 local WINHIGHLIGHT =
@@ -16,6 +17,7 @@ local WINHIGHLIGHT =
 --- @field win integer
 --- @field buf integer
 --- @field chan integer
+--- @field unguard fun() stops answering hit-enter prompts over it
 
 -- A scratch buffer made ahead of the next prompt: one less thing to do
 -- between the command's first byte and the window.
@@ -48,7 +50,10 @@ local function title_config(text)
 end
 
 --- Open the window, focused, in Terminal mode, showing `first`.
---- @param opts {title: string, first: string, on_input: fun(data: string), on_decline: fun()}
+--- `on_gone` runs the moment the window is closed by anyone (a plugin closing
+--- windows, the user), before `on_decline`, which is scheduled.
+--- @param opts {title: string, first: string, on_input: fun(data: string),
+---   on_decline: fun(by_key: boolean), on_gone: fun()?}
 --- @return ttyoffer.Window, integer height, integer width
 function M.open(opts)
   highlights.define()
@@ -71,17 +76,81 @@ function M.open(opts)
   api.nvim_chan_send(chan, opts.first)
   vim.cmd.startinsert()
 
+  -- Declined with the dismiss key: the user stopped typing for it on
+  -- purpose, so their next keys (the Enter of a hit-enter prompt) are the
+  -- editor's at once; any other way the window goes, they are dropped until
+  -- a pause (on_gone).
+  local by_key = false
   local function decline()
     -- Not from inside terminal-mode input handling: deleting the terminal
     -- buffer there pulls it from under Neovim's own feet.
-    vim.schedule(opts.on_decline)
+    vim.schedule(function()
+      opts.on_decline(by_key)
+    end)
   end
   local key = config.current.keys.dismiss
   if key then
-    vim.keymap.set('t', key, decline, { buffer = buf, desc = 'Decline this ttyoffer prompt' })
+    vim.keymap.set('t', key, function()
+      by_key = true
+      decline()
+    end, { buffer = buf, desc = 'Decline this ttyoffer prompt' })
   end
-  api.nvim_create_autocmd('WinClosed', { pattern = tostring(win), once = true, callback = decline })
-  return { win = win, buf = buf, chan = chan }, win_config.height, win_config.width
+  api.nvim_create_autocmd('WinClosed', {
+    pattern = tostring(win),
+    once = true,
+    callback = function()
+      if opts.on_gone and not by_key then
+        pcall(opts.on_gone)
+      end
+      decline()
+    end,
+  })
+  return { win = win, buf = buf, chan = chan, unguard = hitenter.guard(buf) }, win_config.height, win_config.width
+end
+
+-- How often, and how many times at most, whether the terminal shows the
+-- first bytes is looked at before the window is taken as drawn all the same
+-- (bytes that change nothing on screen, such as a lone cursor move). Counted
+-- only while the editor serves its events: a blocked editor draws nothing.
+local DRAWN_POLL_MS, DRAWN_POLLS = 5, 40
+
+--- Run `fn` once the window is on the user's screen with the first bytes in
+--- its terminal: Neovim's terminal takes sent bytes into its buffer on a
+--- timer of its own (the buffer's changedtick moves then), and the screen is
+--- redrawn after that. Never while the editor waits for the user at a
+--- hit-enter prompt (a redraw there would wipe the message): once it is
+--- back. Not at all when the window is gone first.
+--- @param window ttyoffer.Window
+--- @param fn fun()
+function M.when_drawn(window, fn)
+  local start = api.nvim_buf_is_valid(window.buf) and api.nvim_buf_get_changedtick(window.buf) or 0
+  local polls = 0
+  local timer = assert(vim.uv.new_timer())
+  local function stop()
+    if not timer:is_closing() then
+      timer:stop()
+      timer:close()
+    end
+  end
+  timer:start(
+    DRAWN_POLL_MS,
+    DRAWN_POLL_MS,
+    vim.schedule_wrap(function()
+      if timer:is_closing() then
+        return
+      end
+      if not (api.nvim_win_is_valid(window.win) and api.nvim_buf_is_valid(window.buf)) then
+        return stop()
+      end
+      polls = polls + 1
+      local filled = api.nvim_buf_get_changedtick(window.buf) > start
+      if (filled or polls >= DRAWN_POLLS) and not api.nvim_get_mode().blocking then
+        stop()
+        vim.cmd.redraw()
+        fn()
+      end
+    end)
+  )
 end
 
 --- @param window ttyoffer.Window
@@ -118,6 +187,7 @@ end
 --- Close the window and wipe its buffer (and with it the terminal's text).
 --- @param window ttyoffer.Window
 function M.close(window)
+  window.unguard()
   if api.nvim_win_is_valid(window.win) then
     pcall(api.nvim_win_close, window.win, true)
   end

@@ -50,6 +50,10 @@ class TtyOfferPlugin:
     def dismiss(self, offer_id: int) -> None:
         self._host.dismiss(offer_id)
 
+    @pynvim.rpc_export("ttyoffer_retire")
+    def retire(self, offer_ids: list[int]) -> None:
+        self._host.retire(offer_ids)
+
     @pynvim.rpc_export("ttyoffer_attach")
     def attach(self, offer_id: int, rows: int, cols: int) -> None:
         self._host.attach(offer_id, rows, cols)
@@ -78,6 +82,14 @@ class TtyOfferPlugin:
     def release(self, offer_id: int) -> None:
         self._host.release(offer_id)
 
+    @pynvim.rpc_export("ttyoffer_drawn")
+    def drawn(self, offer_id: int) -> None:
+        self._host.drawn(offer_id)
+
+    @pynvim.rpc_export("ttyoffer_knock")
+    def knock(self, path: Any) -> None:
+        self._host.knock(path)
+
     @pynvim.rpc_export("ttyoffer_configure")
     def configure(self, blocked_ms: float) -> None:
         self._host.configure(blocked_ms)
@@ -96,15 +108,19 @@ class TtyOfferPlugin:
 
     @pynvim.rpc_export("ttyoffer_tmux_prepare", sync=True)
     def tmux_prepare(self, spec: Any) -> dict[str, Any]:
-        return self._host.tmux_prepare(spec)
+        return self._host.answer_now(self._host.tmux_prepare(spec))
 
     @pynvim.rpc_export("ttyoffer_tmux_list", sync=True)
     def tmux_list(self, server: Any) -> dict[str, Any]:
-        return self._host.tmux_list(server)
+        return self._host.answer_now(self._host.tmux_list(server))
 
     @pynvim.rpc_export("ttyoffer_tmux_kill", sync=True)
     def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
-        return self._host.tmux_kill(session, server)
+        return self._host.answer_now(self._host.tmux_kill(session, server))
+
+    @pynvim.rpc_export("ttyoffer_ask")
+    def ask(self, token: int, name: Any, args: Any) -> None:
+        self._host.ask(token, name, args)
 
     @pynvim.rpc_export("ttyoffer_remote_command", sync=True)
     def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any, signum: Any) -> dict[str, Any]:

@@ -1,0 +1,157 @@
+-- A private terminal for a process the plugin did not start (gpg run by
+-- git's gpg.program, libexec/ttyoffer-gpg), asked for over RPC. Granted only
+-- within bounds: to a live descendant of this editor (a process of another
+-- editor's, or one that names any pid it likes, gets none), one at a time
+-- per process, and within max_offers like every other offer.
+local M = {}
+
+local config = require('ttyoffer.config')
+local host = require('ttyoffer.host')
+local notify = require('ttyoffer.notify')
+local records = require('ttyoffer.records')
+local title = require('ttyoffer.title')
+
+-- Deeper than any real chain of processes (git → gpg's wrapper under a
+-- terminal's shell under a plugin's job): a bound on the walk, no more.
+local MAX_DEPTH = 64
+
+--- The parent of `pid`, from /proc (no process started), or nil.
+--- @param pid integer
+--- @return integer?
+local function parent_of(pid)
+  local file = io.open('/proc/' .. pid .. '/stat', 'r')
+  if not file then
+    return nil
+  end
+  local stat = file:read('*l')
+  file:close()
+  -- The name in parentheses may hold anything, ')' too: the fields that
+  -- follow the last ')' are the state, then the parent.
+  local ppid = stat and stat:match('.*%)%s+%S+%s+(%d+)')
+  return ppid and tonumber(ppid)
+end
+
+--- The argv of `pid`, from /proc, or nil.
+--- @param pid integer
+--- @return string[]?
+function M.argv_of(pid)
+  local file = io.open('/proc/' .. pid .. '/cmdline', 'rb')
+  if not file then
+    return nil
+  end
+  local raw = file:read('*a')
+  file:close()
+  if not raw or raw == '' then
+    return nil
+  end
+  return vim.split((raw:gsub('%z$', '')), '\0', { plain = true })
+end
+
+--- Whether `pid` is a process below `ancestor` (not `ancestor` itself).
+--- @param pid integer
+--- @param ancestor integer
+--- @return boolean
+function M.descends_from(pid, ancestor)
+  local current = pid
+  for _ = 1, MAX_DEPTH do
+    local parent = parent_of(current)
+    if not parent or parent <= 1 then
+      return false
+    end
+    if parent == ancestor then
+      return true
+    end
+    current = parent
+  end
+  return false
+end
+
+--- Whether this request is served from inside a vim.wait() (its events
+--- are served on the same Lua stack) of someone else's: ours
+--- (ttyoffer.waiting) passes the keys to the prompt, others pass none.
+--- @return boolean
+local function inside_a_plugins_wait()
+  for level = 2, 200 do
+    local info = debug.getinfo(level, 'f')
+    if not info then
+      return false
+    end
+    if info.func == vim.wait then
+      local caller = debug.getinfo(level + 1, 'S')
+      return not (caller and caller.source:find('ttyoffer/waiting.lua', 1, true))
+    end
+  end
+  return false
+end
+
+--- Why `pid` gets no terminal, or nil.
+--- @param pid integer
+--- @return string?
+local function refusal(pid)
+  if not config.current.enabled then
+    return 'ttyoffer is off'
+  end
+  if not host.ready() then
+    return 'the host is not running'
+  end
+  if not M.descends_from(pid, vim.fn.getpid()) then
+    return 'not a process of this editor'
+  end
+  if inside_a_plugins_wait() then
+    -- Asked from inside a plugin's own wait (mini.git's vim.wait() for a
+    -- `:Git commit`): a window would open, but no key typed would reach it
+    -- until the wait is over.
+    return 'the editor is inside a wait that passes no keys'
+  end
+  for _, record in ipairs(records.list()) do
+    if record.pid == pid and not record.released then
+      return 'it holds one already'
+    end
+  end
+  if records.live() >= config.current.max_offers then
+    return 'the offer limit is reached (max_offers)'
+  end
+  return nil
+end
+
+--- See ttyoffer.lease(): the slave's path, or '' (the wrapper then lets gpg
+--- ask where it would without us, or fail at once).
+--- @param pid any
+--- @return string
+function M.grant(pid)
+  pid = tonumber(pid)
+  if not (pid and pid > 1 and pid % 1 == 0) then
+    return ''
+  end
+  local reason = refusal(pid)
+  -- The command to run again where it can be answered: git's, the
+  -- wrapper's parent.
+  local parent = parent_of(pid)
+  local rerun = parent and M.argv_of(parent)
+  local offer_id, slave
+  if not reason then
+    offer_id, slave = host.take()
+    reason = not offer_id and 'no pty to spare' or nil
+  end
+  if reason then
+    records.skipped('lease refused: ' .. reason)
+    if reason ~= 'ttyoffer is off' and reason ~= 'not a process of this editor' then
+      -- A gpg of this editor's that will fail: say once how to sign so that
+      -- it can be answered.
+      local command = rerun and title.sanitize(require('ttyoffer.unserved').as_bang_argument(rerun), math.huge)
+        or 'git commit -S …'
+      notify.once(
+        'lease-refused',
+        'gpg got no window to ask in: to sign, run :Bang ' .. command,
+        vim.log.levels.WARN,
+        'gpg got no window to ask in (' .. reason .. '): to sign, run :Bang ' .. command
+      )
+    end
+    return ''
+  end
+  records.add({ id = offer_id, pid = pid, cmd = { 'gpg' }, rerun = rerun, state = 'armed' })
+  host.notify('bind', offer_id, pid)
+  return slave
+end
+
+return M

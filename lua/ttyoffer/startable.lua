@@ -1,0 +1,152 @@
+-- Whether the kernel would refuse to start a program that looks executable.
+--
+-- A wrapped command's program is started by the prologue's /bin/sh: a
+-- program the kernel refuses (its #! interpreter or its ELF
+-- loader missing, or not executable) would "run" and exit 127 with the
+-- shell's message, where the stock spawner fails to start it (vim.system()
+-- raises ENOENT, jobstart() raises E903, system() sets v:shell_error -1).
+-- Such a program is left to the stock spawner, which reports its own error.
+-- Only uv calls: callable from a fast event (a luv callback).
+local M = {}
+
+local uv = vim.uv
+
+-- What the kernel reads of a program to choose how to start it
+-- (BINPRM_BUF_SIZE), and how deep interpreters may nest (exec_binprm).
+local SCRIPT_HEAD = 256
+local MAX_DEPTH = 5
+-- An ELF file's program headers and its loader's path are in the first
+-- KB of every common binary; past it, one more read.
+local ELF_HEAD = 1024
+local PT_INTERP = 3
+
+--- The reason the kernel would give for not executing `path` as a file
+--- (open_exec: a regular file with execute permission), or nil.
+--- @param path string
+--- @return string?
+local function not_executable(path)
+  local stat = uv.fs_stat(path)
+  if not stat then
+    return 'ENOENT'
+  end
+  if stat.type ~= 'file' or not uv.fs_access(path, 'X') then
+    return 'EACCES'
+  end
+  return nil
+end
+
+--- The #! line's interpreter, parsed as the kernel does (load_script):
+--- nil when the line has none or could be cut (the kernel then refuses
+--- with ENOEXEC, and a spawner falls back to /bin/sh the same way ours does).
+--- @param head string
+--- @return string?
+local function script_interpreter(head)
+  local line = head:sub(3)
+  local newline = line:find('\n', 1, true)
+  if newline then
+    line = line:sub(1, newline - 1)
+  elseif #head >= SCRIPT_HEAD and not line:find('^[ \t]*[^ \t%z]+[ \t%z]') then
+    return nil -- the interpreter's path may go on past what is read
+  end
+  return line:match('^[ \t]*([^ \t%z]+)')
+end
+
+--- Decode an unsigned integer of `size` bytes at `at` (1-based).
+local function uint(data, at, size, little)
+  local value = 0
+  for i = 0, size - 1 do
+    local byte = data:byte(little and (at + size - 1 - i) or (at + i)) or 0
+    value = value * 256 + byte
+  end
+  return value
+end
+
+--- The loader an ELF executable names (PT_INTERP), or nil (static, or not
+--- something to judge).
+--- @param fd integer
+--- @param head string
+--- @return string?
+local function elf_interpreter(fd, head)
+  local class, data = head:byte(5), head:byte(6)
+  if (class ~= 1 and class ~= 2) or (data ~= 1 and data ~= 2) then
+    return nil
+  end
+  local wide, little = class == 2, data == 1
+  local phoff = uint(head, wide and 33 or 29, wide and 8 or 4, little)
+  local phentsize = uint(head, wide and 55 or 43, 2, little)
+  local phnum = uint(head, wide and 57 or 45, 2, little)
+  if phnum == 0 or phentsize < (wide and 56 or 32) or phnum > 256 then
+    return nil
+  end
+  local headers = head:sub(phoff + 1, phoff + phnum * phentsize)
+  if #headers < phnum * phentsize then
+    headers = uv.fs_read(fd, phnum * phentsize, phoff) or ''
+  end
+  for i = 0, phnum - 1 do
+    local at = i * phentsize + 1
+    if #headers < at + phentsize - 1 then
+      return nil
+    end
+    if uint(headers, at, 4, little) == PT_INTERP then
+      local offset = uint(headers, at + (wide and 8 or 4), wide and 8 or 4, little)
+      local size = uint(headers, at + (wide and 32 or 16), wide and 8 or 4, little)
+      if size < 2 or size > 4096 then
+        return nil
+      end
+      local path = head:sub(offset + 1, offset + size)
+      if #path < size then
+        path = uv.fs_read(fd, size, offset) or ''
+      end
+      return path:match('^([^%z]+)')
+    end
+  end
+  return nil
+end
+
+--- The interpreter the kernel would start `path` with, or nil (a binary
+--- without a loader, or a file the kernel leaves to the spawner's fallback);
+--- and whether it is an ELF loader (loaded as it is: nothing nests past it).
+--- @param path string
+--- @return string?, boolean?
+local function interpreter(path)
+  local fd = uv.fs_open(path, 'r', 0)
+  if not fd then
+    return nil -- unreadable (execute-only): nothing to judge it by
+  end
+  local head = uv.fs_read(fd, ELF_HEAD, 0) or ''
+  local found, elf
+  if head:sub(1, 2) == '#!' then
+    found = script_interpreter(head:sub(1, SCRIPT_HEAD))
+  elseif head:sub(1, 4) == '\127ELF' then
+    found, elf = elf_interpreter(fd, head), true
+  end
+  uv.fs_close(fd)
+  return found, elf
+end
+
+--- Why the kernel would refuse to execute `path` (an errno name: ENOENT,
+--- EACCES, ELOOP), or nil when it would start it (or cannot be judged: the
+--- command is then given its offer, as before).
+--- @param path string the program as the spawner would exec it
+--- @param cwd string? the directory a relative interpreter is found from
+--- @return string?
+function M.refusal(path, cwd)
+  cwd = type(cwd) == 'string' and cwd or nil
+  for _ = 0, MAX_DEPTH do
+    local interp, elf = interpreter(path)
+    if not interp then
+      return nil
+    end
+    if interp:sub(1, 1) ~= '/' then
+      interp = (cwd or uv.cwd() or '') .. '/' .. interp
+    end
+    local reason = not_executable(interp)
+    if reason or elf then
+      return reason
+    end
+    path = interp
+  end
+  return 'ELOOP'
+end
+
+return M

@@ -1,0 +1,453 @@
+"""The wrapped spawners against stock, in the same run, on 0.12-dev and
+0.11.4: called from a luv callback (a timer, another vim.system's on_exit,
+a uv.fs callback), leaving a process in the background, and given a program
+the kernel will not start. Real programs throughout: a `sh -c 'sleep 30 &'`
+whose sleep must outlive its command, git's credential-cache daemon, scripts
+whose #! interpreter is missing, an ELF binary whose loader is missing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import Editor, Sandbox, editor, nvim_011_binary, nvim_binary, wait_until
+
+pytestmark = pytest.mark.nvim
+
+
+@pytest.fixture(params=["0.12", "0.11"])
+def ed(request: pytest.FixtureRequest, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
+    """The editor with the plugin and its host, on each supported Neovim."""
+    binary = nvim_binary() if request.param == "0.12" else nvim_011_binary()
+    monkeypatch.setenv("TTYOFFER_NVIM", binary)
+    sandbox.env["TTYOFFER_NVIM"] = binary  # what the harness starts
+    with editor(sandbox) as e:
+        version = e.lua("return vim.version().minor")
+        assert version == (12 if request.param == "0.12" else 11)
+        yield e
+
+
+# How many commands ran without an offer so far: a call that leaves it as it
+# was went through the offer.
+SKIPS = """
+local n = 0
+for _, count in pairs(require('ttyoffer').status().skipped) do n = n + count end
+return n
+"""
+
+# -- fast events --------------------------------------------------------------
+
+# Runs every spawner inside a fast event (`ctx`) through stock or the
+# wrappers; _G.fast_out gets {name, ok, result or error} per call.
+IN_FAST_EVENT = r"""
+local which, ctx = ...
+local o = require('ttyoffer.originals')
+local T = require('ttyoffer')
+local S = which == 'stock' and o
+  or { system = T.system, jobstart = T.jobstart, fn_system = T.fn_system, systemlist = T.systemlist }
+_G.fast_out = nil
+local function body()
+  local calls = {
+    { 'system, on_exit', function()
+      local probe = { 'sh', '-c', 'exec 3</dev/tty && echo controlling' }
+      local obj = S.system(probe, { text = true }, function(out) _G[which .. '_fast_exit'] = out end)
+      return type(obj.pid) .. ' ' .. type(obj.wait)
+    end },
+    { 'system, env and cwd', function()
+      return type(S.system({ 'pwd' }, { cwd = '/', env = { A = '1' } }).pid)
+    end },
+    { 'system():wait()', function() return S.system({ 'true' }):wait().code end },
+    { 'system, missing program', function() return S.system({ 'no-such-program-here' }) end },
+    { 'system, bad arguments', function() return S.system('not a list') end },
+    { 'jobstart', function() return S.jobstart({ 'true' }) end },
+    { 'jobstart, string', function() return S.jobstart('true') end },
+    { 'system()', function() return S.fn_system({ 'true' }) end },
+    { 'systemlist()', function() return S.systemlist('echo a') end },
+  }
+  local out = {}
+  for _, call in ipairs(calls) do
+    local ok, result = pcall(call[2])
+    table.insert(out, { call[1], ok, tostring(result) })
+  end
+  _G.fast_out = out
+end
+if ctx == 'timer' then
+  local timer = vim.uv.new_timer()
+  timer:start(10, 0, function() timer:close() body() end)
+elseif ctx == 'on_exit' then
+  o.system({ 'true' }, {}, function() body() end)
+else
+  vim.uv.fs_stat('/', function() body() end)
+end
+"""
+
+
+@pytest.mark.parametrize("context", ["timer", "on_exit", "fs"])
+def test_spawners_in_a_fast_event_do_what_stock_does(ed: Editor, context: str) -> None:
+    results = {}
+    for which in ("stock", "ours"):
+        skips = ed.lua(SKIPS)
+        ed.lua(IN_FAST_EVENT, which, context)
+        results[which] = wait_until(lambda: ed.lua("return _G.fast_out"), what=f"{which} in a {context}")
+        if which == "ours":
+            assert ed.lua(SKIPS) == skips  # vim.system() got its offer there
+    assert results["ours"] == results["stock"]
+    # Stock raises E5560 for the Vimscript spawners, and vim.system() starts.
+    by_name = {name: (ok, result) for name, ok, result in results["ours"]}
+    assert by_name["system, on_exit"] == (True, "number function")
+    assert by_name["jobstart"][0] is False and "E5560" in by_name["jobstart"][1]
+    # The command started from the callback has the offered terminal as its
+    # controlling one (stock: none, so the open fails).
+    ours = wait_until(lambda: ed.lua("return _G.ours_fast_exit"), what="the wrapped command's exit")
+    stock = wait_until(lambda: ed.lua("return _G.stock_fast_exit"), what="the stock command's exit")
+    assert (ours["code"], ours["stdout"]) == (0, "controlling\n")
+    assert stock["code"] != 0
+
+
+def test_a_prompt_from_a_timer_callback_is_answered(ed: Editor) -> None:
+    # A plugin's pattern: vim.system() from a luv timer, the result in
+    # on_exit. The command asks on its terminal; the window opens, the user
+    # answers.
+    ed.lua(
+        """
+        local timer = vim.uv.new_timer()
+        timer:start(20, 0, function()
+          timer:close()
+          vim.system({ 'sh', '-c', 'printf "Name: " >/dev/tty; read n </dev/tty; echo "hello $n"' },
+            { text = true }, function(out) _G.timer_result = out end)
+        end)
+        """
+    )
+    win = wait_until(lambda: ed.float_wins(), timeout=20, what="the prompt window")[0]
+    wait_until(lambda: "Name:" in ed.buf_text(win), what="the question")
+    wait_until(lambda: ed.mode() == "t", what="terminal mode")
+    ed.nvim.input("early<CR>")
+    result = wait_until(lambda: ed.lua("return _G.timer_result"), timeout=20, what="on_exit")
+    assert (result["code"], result["stdout"]) == (0, "hello early\n")
+
+
+# -- background processes -------------------------------------------------------
+
+# Starts `sh -c 'sleep 30 &'` (its pid written to `pidfile`) through one
+# spawner, stock or wrapped, and returns once the command has exited.
+IN_THE_BACKGROUND = r"""
+local which, how, pidfile = ...
+local o = require('ttyoffer.originals')
+local T = require('ttyoffer')
+local S = which == 'stock' and o
+  or { system = T.system, jobstart = T.jobstart, fn_system = T.fn_system, systemlist = T.systemlist }
+local script = 'sleep 30 >/dev/null 2>&1 & echo $! > ' .. vim.fn.shellescape(pidfile) .. '; echo started'
+local function job(cmd)
+  local code
+  S.jobstart(cmd, { on_exit = function(_, c) code = c end })
+  vim.wait(20000, function() return code ~= nil end)
+  return code
+end
+if how == 'jobstart' then
+  return job({ 'sh', '-c', script })
+elseif how == 'jobstart, string' then
+  return job(script)
+elseif how == 'vim.system' then
+  return S.system({ 'sh', '-c', script }):wait().code
+elseif how == 'vim.system, on_exit' then
+  local code
+  S.system({ 'sh', '-c', script }, {}, function(out) code = out.code end)
+  vim.wait(20000, function() return code ~= nil end)
+  return code
+elseif how == 'system(), string' then
+  S.fn_system(script)
+  return vim.v.shell_error
+end
+S.fn_system({ 'sh', '-c', script })
+return vim.v.shell_error
+"""
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie is dead)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in "ZX"
+
+
+def stays_alive(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "jobstart",
+        "jobstart, string",
+        "vim.system",
+        "vim.system, on_exit",
+        "system(), string",
+        "system(), list",
+    ],
+)
+def test_a_background_process_outlives_its_command_as_in_stock(ed: Editor, tmp_path: Path, how: str) -> None:
+    pids = []
+    try:
+        for which in ("stock", "ours"):
+            pidfile = tmp_path / f"{which}.pid"
+            skips = ed.lua(SKIPS)
+            assert ed.lua(IN_THE_BACKGROUND, which, how, str(pidfile)) == 0
+            if which == "ours":
+                assert ed.lua(SKIPS) == skips  # the command had its terminal
+            pid = int(pidfile.read_text())
+            pids.append(pid)
+            # The command is over, and the host is done with its terminal
+            # (what still held it was hung up then): the sleep lives on.
+            wait_until(lambda: ed.lua("return #require('ttyoffer').offers() == 0"), what="the offer's end")
+            assert stays_alive(pid, 0.5), f"{which}: the background sleep died with its command"
+    finally:
+        for pid in pids:
+            if alive(pid):
+                os.kill(pid, signal.SIGTERM)
+
+
+def late_line(path: Path) -> str:
+    def text() -> str | None:
+        return path.read_text() if path.exists() else None
+
+    return wait_until(text, timeout=15, what=f"a line in {path.name}")
+
+
+def test_a_background_process_has_no_terminal_once_its_command_ended(ed: Editor, tmp_path: Path) -> None:
+    # After its command, a background process opens /dev/tty as it would in
+    # stock: there is none (the leader's exit took the session's terminal).
+    script = "(sleep 1; if true 3</dev/tty; then echo opened; else echo none; fi) >{out} 2>/dev/null &"
+    for which in ("stock", "ours"):
+        out = tmp_path / f"{which}.out"
+        ed.lua(
+            "local which, cmd = ... local o = require('ttyoffer.originals') "
+            "local js = which == 'stock' and o.jobstart or vim.fn.jobstart "
+            "local code js(cmd, { on_exit = function(_, c) code = c end }) "
+            "vim.wait(10000, function() return code ~= nil end)",
+            which,
+            ["sh", "-c", script.format(out=out)],
+        )
+        assert late_line(out) == "none\n", which
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_credential_cache_daemon_outlives_git(ed: Editor, tmp_path: Path) -> None:
+    # A daemon a real program starts without a session of its own: git's
+    # credential cache, as a plugin's `git push` over HTTPS leaves it. Had it
+    # died with the git that started it, nothing would be cached.
+    socket = tmp_path / "cache" / "socket"
+    helper = f"cache --timeout=300 --socket={socket}"
+    store = "protocol=https\nhost=example.com\nusername=user\npassword=a secret\n\n"
+    try:
+        result = ed.lua(
+            """
+            local helper, store = ...
+            local code
+            local argv = { 'git', '-c', 'credential.helper=' .. helper, 'credential', 'approve' }
+            local job = vim.fn.jobstart(argv, { on_exit = function(_, c) code = c end })
+            vim.fn.chansend(job, store)
+            vim.fn.chanclose(job, 'stdin')
+            vim.wait(20000, function() return code ~= nil end)
+            return code
+            """,
+            helper,
+            store,
+        )
+        assert result == 0
+        wait_until(lambda: ed.lua("return #require('ttyoffer').offers() == 0"), what="the offers' end")
+        time.sleep(0.3)
+        got = subprocess.run(
+            ["git", "-c", f"credential.helper={helper}", "credential", "fill"],
+            input="protocol=https\nhost=example.com\nusername=user\n\n",
+            capture_output=True,
+            text=True,
+            timeout=20,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+        assert "password=a secret" in got.stdout, got.stderr
+    finally:
+        stop = ["git", "credential-cache", f"--socket={socket}", "exit"]
+        subprocess.run(stop, capture_output=True, timeout=20, check=False)
+
+
+# -- programs that cannot start --------------------------------------------------
+
+
+def elf_with_missing_loader(path: Path) -> None:
+    """A copy of a real dynamic binary whose PT_INTERP names no file."""
+    data = Path("/bin/true").read_bytes()
+    start = data.index(b"/lib")
+    end = data.index(b"\0", start)
+    loader = data[start:end]
+    data = data[:start] + b"/nonexistent/ld"[: len(loader)].ljust(len(loader), b"x") + data[end:]
+    path.write_bytes(data)
+    path.chmod(0o755)
+
+
+@pytest.fixture
+def programs(tmp_path: Path) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+
+    def script(name: str, text: str, mode: int = 0o755) -> None:
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(mode)
+
+    script("missing-interpreter", "#!/nonexistent/interpreter\necho ran\n")
+    script("not-executable-interpreter", f"#!{bin_dir}/not-executable\n")
+    script("interpreter-missing-its-own", f"#!{bin_dir}/missing-interpreter\n")
+    script("not-executable", "#!/bin/sh\necho ran\n", 0o644)
+    script("no-shebang", "echo ran without a shebang\n")
+    script("fine", "#!/bin/sh\necho fine\n")
+    (bin_dir / "a-directory").mkdir()
+    (bin_dir / "dangling").symlink_to("/nonexistent/program")
+    elf_with_missing_loader(bin_dir / "missing-loader")
+    script("loader-missing-interpreter", f"#!{bin_dir}/missing-loader\n")
+    # Scripts as each other's interpreter: the kernel follows 4 (5 files to
+    # /bin/sh), refuses 5 with ELOOP.
+    script("nested-0", "#!/bin/sh\necho nested\n")
+    for depth in range(1, 6):
+        script(f"nested-{depth}", f"#!{bin_dir}/nested-{depth - 1}\n")
+    return bin_dir
+
+
+CANNOT_START = [
+    "missing-interpreter",
+    "not-executable-interpreter",
+    "interpreter-missing-its-own",
+    "missing-loader",
+    "loader-missing-interpreter",
+    "not-executable",
+    "a-directory",
+    "dangling",
+    "no-such-program",
+    "nested-5",
+    "nested-4",  # started
+    "no-shebang",  # ENOEXEC: both fall back to /bin/sh
+    "fine",
+]
+
+# One call through stock or the wrappers: what it returned or raised.
+CALL = r"""
+local which, call, arg = ...
+local o = require('ttyoffer.originals')
+local T = require('ttyoffer')
+local S = which == 'stock' and o
+  or { system = T.system, jobstart = T.jobstart, fn_system = T.fn_system, systemlist = T.systemlist }
+local ok, result = pcall(function()
+  if call == 'vim.system' then
+    return S.system(arg, { text = true }):wait()
+  elseif call == 'jobstart' then
+    local code, err = nil, {}
+    local job = S.jobstart(arg, {
+      on_exit = function(_, c) code = c end,
+      on_stderr = function(_, d) vim.list_extend(err, d) end,
+      stderr_buffered = true,
+    })
+    if job > 0 then
+      vim.wait(10000, function() return code ~= nil end)
+    end
+    return { started = job > 0, job = job > 0 and 'a job' or job, code = code, stderr = err }
+  end
+  local out = S[call](arg)
+  return { out, vim.v.shell_error }
+end)
+return { ok, result }
+"""
+
+
+@pytest.mark.parametrize("call", ["vim.system", "jobstart", "fn_system", "systemlist"])
+def test_a_program_that_cannot_start_fails_as_in_stock(ed: Editor, programs: Path, call: str) -> None:
+    for name in CANNOT_START:
+        forms: list[Any] = [[str(programs / name), "arg"]]
+        if call != "vim.system":
+            forms.append(str(programs / name) + " arg")
+        for arg in forms:
+            skips = ed.lua(SKIPS)
+            stock = ed.lua(CALL, "stock", call, arg)
+            ours = ed.lua(CALL, "ours", call, arg)
+            assert ours == stock, (name, arg)
+            if name in ("fine", "no-shebang", "nested-4"):
+                assert ed.lua(SKIPS) == skips, name  # it ran with its offer
+    # What stock says, for the record: vim.system() raises ENOENT for a
+    # missing interpreter, jobstart() E903, system() -1.
+    missing = [str(programs / "missing-interpreter")]
+    assert "ENOENT" in ed.lua(CALL, "ours", "vim.system", missing)[1]
+    if call == "jobstart":
+        assert "E903" in ed.lua(CALL, "ours", "jobstart", missing)[1]
+    if call == "fn_system":
+        assert ed.lua(CALL, "ours", "fn_system", missing)[1] == ["", -1]
+
+
+# -- what is left, as :help ttyoffer-contract says ---------------------------------
+
+
+def test_the_pid_is_the_leaders_and_signals_end_the_command_as_in_stock(ed: Editor) -> None:
+    # The pid a spawner returns is the shell that leads the command's
+    # session; the command is its child. Stopping either way ends the
+    # command with the status stock reports.
+    stop_both = """
+    local which = ...
+    local o = require('ttyoffer.originals')
+    local system = which == 'stock' and o.system or vim.system
+    local jobstart = which == 'stock' and o.jobstart or vim.fn.jobstart
+    local code
+    local obj = system({ 'sleep', '30' })
+    local job = jobstart({ 'sleep', '30' }, { on_exit = function(_, c) code = c end })
+    local pids = { obj.pid, vim.fn.jobpid(job) }
+    vim.wait(5000, function()
+      return #vim.api.nvim_get_proc_children(pids[1]) > 0 and #vim.api.nvim_get_proc_children(pids[2]) > 0
+    end)
+    local names = {}
+    for _, pid in ipairs(pids) do
+      local child = vim.api.nvim_get_proc_children(pid)[1]
+      table.insert(names, child and vim.api.nvim_get_proc(child).name or vim.api.nvim_get_proc(pid).name)
+    end
+    obj:kill(15)
+    vim.fn.jobstop(job)
+    vim.wait(10000, function() return code ~= nil end)
+    return { names, obj:wait().signal, code }
+    """
+    ours = ed.lua(stop_both, "ours")
+    stock = ed.lua(stop_both, "stock")
+    assert ours == stock == [["sleep", "sleep"], 15, 143]
+
+
+def test_ctrl_z_in_a_prompt_window_stops_nothing(ed: Editor) -> None:
+    # Job control would deliver the SIGTSTP of a typed CTRL-Z to the command
+    # (its group is the terminal's foreground one); the leader lets it go
+    # on at once, and the prompt is answered as if nothing was typed.
+    ed.lua(
+        """
+        _G.asked = nil
+        vim.fn.jobstart({ 'sh', '-c', 'printf "Name: " >/dev/tty; read n </dev/tty; echo "hello $n"' }, {
+          stdout_buffered = true,
+          on_stdout = function(_, data) _G.asked_out = data end,
+          on_exit = function(_, code) _G.asked = code end,
+        })
+        """
+    )
+    win = wait_until(lambda: ed.float_wins(), timeout=20, what="the prompt window")[0]
+    wait_until(lambda: "Name:" in ed.buf_text(win), what="the question")
+    wait_until(lambda: ed.mode() == "t", what="terminal mode")
+    ed.nvim.input("<C-z>")
+    time.sleep(0.3)
+    ed.nvim.input("early<CR>")
+    wait_until(lambda: ed.lua("return _G.asked ~= nil"), timeout=20, what="the exit")
+    assert ed.lua("return _G.asked") == 0
+    assert ed.lua("return _G.asked_out") == ["hello early", ""]

@@ -1,0 +1,35 @@
+"""The Lua side's requires run one way: no cycle, lazy requires included,
+nothing below the public façade requiring it, and DESIGN.md's graph is the
+one read from the source (scripts/require_graph.py)."""
+
+from __future__ import annotations
+
+import require_graph
+
+
+def test_no_require_cycle_lazy_or_not() -> None:
+    assert require_graph.cycles(require_graph.graph()) == []
+
+
+def test_only_the_entry_points_require_the_facade() -> None:
+    assert require_graph.upward(require_graph.graph()) == []
+
+
+def test_design_md_holds_the_graph_read_from_the_source() -> None:
+    assert require_graph.DESIGN.read_text() == require_graph.expected(), (
+        "run python scripts/require_graph.py --write"
+    )
+
+
+def test_the_reader_sees_lazy_requires_and_click_functions() -> None:
+    lines = require_graph._code(
+        "local a = require('ttyoffer.a') -- require('ttyoffer.comment')\n"
+        "local function f() return require('ttyoffer.b') end\n"
+        """vim.cmd([[call luaeval("require('ttyoffer.c').x(_A)", 1)]])\n"""
+    )
+    assert "comment" not in "\n".join(lines)
+    assert [require_graph._REQUIRE.findall(line) for line in lines] == [
+        ["ttyoffer.a"],
+        ["ttyoffer.b"],
+        ["ttyoffer.c"],
+    ]
