@@ -623,7 +623,10 @@ def recording_flood(workdir: Path, seconds: int) -> dict[str, Any]:
     plain = workdir / "flood-plain.log"
     plain_argv = [dtach, "-n", str(folder / "plain.sock"), "-E", script or "script", "-q", "-f", "-e"]
     plain_argv += ["-c", shlex.join(flood), str(plain)]
-    plain_largest, plain_printed = flooded(plain_argv, {"SHELL": "/bin/sh"}, lambda: plain.stat().st_size)
+    # dtach -n returns before script has made its file.
+    plain_largest, plain_printed = flooded(
+        plain_argv, {"SHELL": "/bin/sh"}, lambda: plain.stat().st_size if plain.exists() else 0
+    )
     sessions.kill_session(folder, "plain")
     sessions.make_fifo(session)
     argv, env = sessions.create_argv(dtach, script, session, flood, "/bin/sh")
