@@ -279,7 +279,7 @@ def test_a_server_we_start_has_the_users_environment(
     with editor(sandbox) as ed:
         # The plugin's own entry is in the editor's environment.
         assert ed.lua("return vim.env.GIT_CONFIG_COUNT") == "2"
-        assert ed.lua("return vim.env.TTYOFFER_GIT_CONFIG_COUNT") == "1"
+        assert ed.lua("return vim.env.GIT_CONFIG_KEY_1") == "gpg.program"
         run_id = start(ed, "env", ["sleep", "300"])
         wait_until(lambda: ed.lua("return require('ttyoffer.runs').get(...).pid", run_id), what="the client")
     listing = outside("show-environment", "-g").stdout.splitlines()
