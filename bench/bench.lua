@@ -466,6 +466,54 @@ function B.session_attach(n, path, marker)
   return samples
 end
 
+--- Attaching to a persistent session on another machine over ssh, until
+--- the first line of the replay is in the pane: with the connection of the
+--- last run reused, and with a fresh one (its master ended first by
+--- `exit_argv`), against a plain `ssh dest true` (`ssh_true`, a fresh
+--- connection too).
+--- @param n integer
+--- @param dest string
+--- @param ssh_true string[]
+--- @param exit_argv string[]
+function B.remote_attach(n, dest, ssh_true, exit_argv)
+  local marker = 'remote-ready'
+  local function shown(run)
+    return vim.wait(20000, function()
+      local lines = vim.api.nvim_buf_get_lines(run.pane.buf, 0, -1, false)
+      for i = #lines, 1, -1 do
+        if lines[i]:find(marker, 1, true) then
+          return true
+        end
+      end
+      return false
+    end, 1)
+  end
+  local made =
+    ttyoffer.run({ persist = 'rbench', host = dest, argv = { 'sh', '-c', 'echo remote-ready; exec sleep 600' } })
+  assert(shown(made), 'the remote session was not made')
+  made:close()
+  made:wait(5000)
+  local samples = { plain = {}, fresh = {}, reused = {} }
+  for _ = 1, n do
+    local t0 = hrtime()
+    assert(vim.system(ssh_true):wait().code == 0, 'ssh dest true failed')
+    table.insert(samples.plain, ms(hrtime() - t0))
+    vim.system(exit_argv):wait()
+    for _, kind in ipairs({ 'fresh', 'reused' }) do
+      t0 = hrtime()
+      local attached = ttyoffer.run({ persist = 'rbench', host = dest })
+      assert(shown(attached), 'no replay')
+      table.insert(samples[kind], ms(hrtime() - t0))
+      attached:close()
+      attached:wait(5000)
+    end
+  end
+  require('ttyoffer.runs').kill_remote(dest, 'rbench')
+  vim.system(exit_argv):wait()
+  vim.cmd('stopinsert')
+  return samples
+end
+
 --- One `list` of the persistent sessions with `count` live ones, against
 --- the same with none.
 --- @param n integer

@@ -178,6 +178,45 @@ class Bench:
             "ms_per_session": (statistics.median(full) - statistics.median(empty)) / 50,
         }
 
+    def remote_attach(self) -> dict[str, Any]:
+        """:TtyRun! dest:name to the first replayed byte over loopback ssh
+        (a real sshd serving this account, a key of the bench's own)."""
+        from sshd import sshd
+        from ttyoffer_nvim import remote
+
+        folder = self.workdir / "sshd-client"
+        folder.mkdir()
+        key = folder / "id_ed25519"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+        with sshd(self.workdir / "sshd") as server:
+            server.authorize(Path(f"{key}.pub"))
+            config = server.client_config(folder, key)
+            with config.open("a") as f:
+                f.write(f"Host rbench\n  HostName 127.0.0.1\n  Port {server.port}\n  User {server.user}\n")
+            ssh = ["ssh", "-F", str(config)]
+            control = remote.control_folder(self.ed.lua("return vim.env.XDG_RUNTIME_DIR"))
+            exit_argv = [*ssh, "-o", f"ControlPath={control}/%C", "-O", "exit", "rbench"]
+            before = self.lua("return require('ttyoffer.config').current.runs.ssh")
+            self.lua("require('ttyoffer').setup({ runs = { ssh = ... } })", ssh)
+            try:
+                samples = self.lua(
+                    "return B.remote_attach(...)",
+                    self.size.attaches,
+                    "rbench",
+                    [*ssh, "rbench", "true"],
+                    exit_argv,
+                )
+            finally:
+                self.lua("require('ttyoffer').setup({ runs = { ssh = ... } })", before)
+        plain, fresh, reused = samples["plain"], samples["fresh"], samples["reused"]
+        return {
+            "fresh_ratio_p50": statistics.median(fresh) / statistics.median(plain),
+            "reused_ratio_p50": statistics.median(reused) / statistics.median(plain),
+            "fresh_ms": dist(fresh),
+            "reused_ms": dist(reused),
+            "ssh_true_ms": dist(plain),
+        }
+
     def tmux_list(self) -> dict[str, Any]:
         samples = self.lua("return B.tmux_list(...)", self.size.attaches, 50)
         raw, ours = samples["plain"], samples["offer"]
@@ -584,7 +623,10 @@ def recording_flood(workdir: Path, seconds: int) -> dict[str, Any]:
     plain = workdir / "flood-plain.log"
     plain_argv = [dtach, "-n", str(folder / "plain.sock"), "-E", script or "script", "-q", "-f", "-e"]
     plain_argv += ["-c", shlex.join(flood), str(plain)]
-    plain_largest, plain_printed = flooded(plain_argv, {"SHELL": "/bin/sh"}, lambda: plain.stat().st_size)
+    # dtach -n returns before script has made its file.
+    plain_largest, plain_printed = flooded(
+        plain_argv, {"SHELL": "/bin/sh"}, lambda: plain.stat().st_size if plain.exists() else 0
+    )
     sessions.kill_session(folder, "plain")
     sessions.make_fifo(session)
     argv, env = sessions.create_argv(dtach, script, session, flood, "/bin/sh")
@@ -659,6 +701,7 @@ TARGETS = {
     "idle_memory": ("helpers_pss_mb", "<=", 30),
     "burst_ptys": ("back_to_8_s", "<=", 60),
     "short_editor": ("python_starts", "<=", 0),
+    "remote_attach": ("reused_ratio_p50", "<=", 1.0),
 }
 
 
@@ -818,6 +861,7 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
             ("session_attach", Bench.session_attach),
             ("session_list", Bench.session_list),
             ("tmux_list", Bench.tmux_list),
+            ("remote_attach", Bench.remote_attach),
         ]
         with editor(sandbox) as ed:
             bench = Bench(ed, size, workdir)

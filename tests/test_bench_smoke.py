@@ -30,6 +30,7 @@ FIGURES = {
     "burst_ptys": ["after_burst", "back_to_8_s"],
     "idle_editor": ["host_ptys", "spare_ptys", "helpers_pss_mb", "helpers_rss_mb"],
     "short_editor": ["ratio_p50", "python_starts"],
+    "remote_attach": ["fresh_ratio_p50", "reused_ratio_p50", "ssh_true_ms"],
 }
 
 

@@ -386,6 +386,20 @@ class TtyOfferHost:
             return {"sessions": [], "error": str(err)}
         return {"sessions": [s.as_dict() for s in found], "error": ""}
 
+    def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any, signum: Any) -> dict[str, Any]:
+        """The argv of a list, kill, check or signal on `dest` (fast: nothing
+        is asked of the network here; the editor runs it)."""
+        from . import remote
+
+        if action not in ("list", "kill", "check", "signal"):
+            return {"error": f"no remote action {action!r}"}
+        words = ssh if isinstance(ssh, list) else []
+        argv = [str(signum)] if action == "signal" else None
+        built = remote.command(words, dest, str(action), name, argv, os.environ.get("XDG_RUNTIME_DIR"))
+        if isinstance(built, str):
+            return {"error": built}
+        return {"argv": built.argv, "name": built.name}
+
     async def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
         from . import tmux
 

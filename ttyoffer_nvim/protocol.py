@@ -53,6 +53,10 @@ REQUESTS: dict[str, tuple[str, ...]] = {
     "tmux_list": ("server",),
     # End one of our tmux sessions: {ended} or {error}.
     "tmux_kill": ("session", "server"),
+    # The local argv that does `action` (list, kill, check, signal: with
+    # signum) on an ssh destination: {argv}, or {error}. Built here, run by
+    # the editor.
+    "remote_command": ("dest", "action", "name", "ssh", "signum"),
 }
 
 NOTIFICATIONS: dict[str, tuple[str, ...]] = {

@@ -36,7 +36,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from . import sessions
+from . import remote, sessions
 from . import tmux as tmux_runs
 from .hangup import hang_up_holders, holders, slave_held_elsewhere
 from .ptys import READ_SIZE, Pty, PtyEOF, open_pty, read_available, set_winsize
@@ -85,6 +85,10 @@ class RunSpec:
     # A tmux run (its program is a tmux client attached to the pane of the
     # user's program): {server, pane}; None for others.
     tmux: dict[str, str] | None = None
+    # A persistent run on another machine: the ssh destination, and the
+    # ssh command (runs.ssh) that reaches it.
+    host: str = ""
+    ssh: list[str] = field(default_factory=lambda: ["ssh"])
 
 
 @dataclass
@@ -122,6 +126,8 @@ class Run:
     # always see it die (tmux.zombie_ending).
     tmux_pidfd: int = -1
     tmux_ending: tmux_runs.Ending | None = None
+    # A run on another machine: the markers of its connection.
+    remote: remote.Stream | None = None
 
     @property
     def running(self) -> bool:
@@ -266,7 +272,16 @@ class RunTable:
             return
         argv = spec.argv or [login_shell(env), "-l"]
         first = b""
-        if spec.persist:
+        if spec.host:
+            built = remote.command(
+                spec.ssh, spec.host, "run", spec.persist, spec.argv, os.environ.get("XDG_RUNTIME_DIR")
+            )
+            if isinstance(built, str):
+                self._not_started(run, "cannot_start", built)
+                return
+            # The run's program is ssh; the session is the remote one.
+            argv, run.session, run.remote = built.argv, built.name, remote.Stream(built.nonce)
+        elif spec.persist:
             persistent = self._persistent(run, argv, env, cwd)
             if isinstance(persistent, tuple) and len(persistent) == 2 and isinstance(persistent[1], str):
                 self._not_started(run, *persistent)
@@ -491,6 +506,17 @@ class RunTable:
             self._loop.remove_reader(run.pty.master)
             run.throttled = not run.eof
         data = b"".join(chunks)
+        if run.remote is not None:
+            for part in run.remote.feed(data) + ([run.remote.flush()] if run.eof else []):
+                if isinstance(part, str):
+                    # What came before was the replay; dtach's clear follows.
+                    run.clear_stripper = sessions.ClearStripper(time.monotonic())
+                else:
+                    self._strip_and_relay(run, part)
+            return
+        self._strip_and_relay(run, data)
+
+    def _strip_and_relay(self, run: Run, data: bytes) -> None:
         if run.clear_stripper is not None:
             data = run.clear_stripper.feed(data, time.monotonic())
             if run.clear_stripper.done:
@@ -613,9 +639,34 @@ class RunTable:
     def _tell_exit(self, run: Run) -> None:
         if run.told:
             return
+        if run.remote is not None and run.reason != "closed":
+            self._remote_ending(run, run.remote)
         run.told = True
         self._presenter.run_exit(run)
         self._finish_if_forgotten(run)
+
+    def _remote_ending(self, run: Run, stream: remote.Stream) -> None:
+        """A remote run's ending: the remote program's own, as the remote
+        side told it; an ssh that ended without telling one lost its
+        connection (or never had one: ssh said why in the pane)."""
+        host = run.spec.host
+        ending = stream.ending
+        if ending is None:
+            if stream.attached:
+                run.code, run.signal, run.reason = 255, 0, "disconnected"
+                run.message = f"disconnected from {host}: session {run.session} goes on there; r re-attaches"
+            elif run.code == 255:
+                run.message = f"ssh could not reach {host} (its words above)"
+            return
+        run.code, run.signal = ending.code, ending.signal
+        if ending.reason == "detached":
+            run.reason, run.message = "closed", f"detached: session {run.session} goes on on {host}"
+        elif ending.reason == "gone":
+            run.reason = "exited"
+            run.message = f"session {run.session} on {host} ended without its program's ending"
+        else:
+            run.reason = ending.reason
+            run.message = f"on {host}"
 
     def _finish_if_forgotten(self, run: Run) -> None:
         if run.forgotten:
@@ -797,4 +848,10 @@ def spec_from(args: object) -> RunSpec | str:
         isinstance(target, dict) and all(isinstance(target.get(k, ""), str) for k in ("server", "pane"))
     ):
         return "tmux must be a table {server, pane}"
-    return RunSpec(list(argv), cwd, envs[0], envs[1], rows, cols, persist, target)
+    host = args.get("host") or ""
+    ssh = args.get("ssh") or ["ssh"]
+    if not isinstance(host, str) or (host and not persist):
+        return "host must be an ssh destination, with persist naming the session"
+    if not isinstance(ssh, list) or not all(isinstance(a, str) and a for a in ssh):
+        return "ssh must be a non-empty list of strings"
+    return RunSpec(list(argv), cwd, envs[0], envs[1], rows, cols, persist, target, host, list(ssh))

@@ -53,6 +53,10 @@ M.defaults = {
     -- one Neovim runs inside, `$TMUX`), a name (`tmux -L {name}`) or
     -- a socket path (`tmux -S`).
     tmux_server = '',
+    -- The ssh command of runs on another machine
+    -- (|ttyoffer-remote|), as a list of words: your ssh reads your
+    -- ~/.ssh/config; e.g. { 'ssh', '-F', '/path/to/config' }.
+    ssh = { 'ssh' },
   },
   -- |:Bang|.
   bang = {
@@ -174,6 +178,19 @@ local function placement(value)
   end
 end
 
+--- @param value table
+--- @return string?
+local function words(value)
+  if not vim.islist(value) or #value == 0 then
+    return 'a list of words like { "ssh" }'
+  end
+  for _, word in ipairs(value) do
+    if type(word) ~= 'string' or word == '' then
+      return 'a list of words like { "ssh" }'
+    end
+  end
+end
+
 -- path -> { accepted types, check(value) -> what it must be, or nil }
 local validators = {
   enabled = { 'boolean' },
@@ -187,6 +204,7 @@ local validators = {
   ['runs.placement'] = { 'string', placement },
   ['runs.height'] = { 'number', whole_positive },
   ['runs.tmux_server'] = { 'string' },
+  ['runs.ssh'] = { 'table', words },
   ['bang.notice_delay'] = { 'number', whole_non_negative },
   max_offers = { 'number', whole_positive },
   ['routes.bang'] = { 'boolean' },
@@ -262,7 +280,12 @@ function M.merge(user, base)
     fail('setup() expects a table, got %s', type(user))
   end
   walk(user, M.defaults, '')
-  return vim.tbl_deep_extend('force', vim.deepcopy(base), user)
+  local merged = vim.tbl_deep_extend('force', vim.deepcopy(base), user)
+  -- A list replaces the one before it (deep_extend would merge them by index).
+  if type(user.runs) == 'table' and user.runs.ssh then
+    merged.runs.ssh = vim.deepcopy(user.runs.ssh)
+  end
+  return merged
 end
 
 --- @type ttyoffer.Config

@@ -293,6 +293,12 @@ local function check_runs(host)
       )
     end
   end
+  -- Remote hosts are checked on request only: a check may ask (ssh).
+  if vim.fn.executable(require('ttyoffer.config').current.runs.ssh[1]) == 1 then
+    info('persistent runs on other machines: check one with :TtyRun check {dest} (see :help ttyoffer-remote)')
+  else
+    info('ssh not found (optional): no persistent runs on other machines; sudo apt-get install openssh-client')
+  end
   -- The session folder: refused (never tightened) when it is not yours alone
   -- (the host's words for it: sessions.session_folder).
   local _, folder_error = require('ttyoffer.runs').sessions()

@@ -89,6 +89,10 @@ M.methods = {
   tmux_list = { kind = 'request', args = { 'server' } },
   -- End one of our tmux sessions: {ended} or {error}.
   tmux_kill = { kind = 'request', args = { 'session', 'server' } },
+  -- The local argv that does `action` (list, kill, check, signal: with
+  -- signum) on an ssh destination: {argv}, or {error}. Built by the host,
+  -- run by the editor.
+  remote_command = { kind = 'request', args = { 'dest', 'action', 'name', 'ssh', 'signum' } },
   -- A request the editor waits for with a bound of its own (host.request):
   -- the answer comes as the `answer` event with the same token.
   ask = { kind = 'notify', args = { 'token', 'name', 'args' } },

@@ -9,6 +9,10 @@ local function runs()
   return require('ttyoffer.runs')
 end
 
+local function runspec()
+  return require('ttyoffer.runspec')
+end
+
 --- "12s", "3m", "2h", "4d"
 --- @param seconds integer
 --- @return string
@@ -97,8 +101,10 @@ end
 --- The argv for a command line: its words when it needs no shell, else the
 --- user's 'shell' running it.
 --- @param line string
+--- @param remote boolean? for another machine: its sh runs the line (the
+---   local 'shell' may not be there)
 --- @return string[]
-function M.argv(line)
+function M.argv(line, remote)
   local words, why = require('ttyoffer.shellwords').split(line)
   if words and not SHELL_WORDS[words[1]] then
     return words
@@ -109,15 +115,65 @@ function M.argv(line)
   if why ~= 'shell' then
     error(('(ttyoffer) :TtyRun: %s in %s'):format(why, vim.inspect(line)), 0)
   end
+  if remote then
+    return { 'sh', '-c', line }
+  end
   local argv = vim.split(vim.o.shell, ' ', { trimempty = true })
   vim.list_extend(argv, vim.split(vim.o.shellcmdflag, ' ', { trimempty = true }))
   table.insert(argv, line)
   return argv
 end
 
+--- `dest:name` split at its last colon (a session name has none): dest,
+--- name; nil for a name alone.
+--- @param word string
+--- @return string? dest, string name
+function M.split_remote(word)
+  local dest, name = word:match('^(.*):([^:]*)$')
+  if dest and dest ~= '' then
+    return dest, name
+  end
+  return nil, word
+end
+
+--- The lines of `:TtyRun list {dest}`: the sessions on that machine.
+--- @param dest string
+--- @return string[]
+function M.remote_list_lines(dest)
+  local sessions, err = runs().remote_sessions(dest)
+  local sanitize = require('ttyoffer.title').sanitize
+  if err then
+    return { ('sessions on %s: %s'):format(dest, sanitize(err, 300)) }
+  end
+  if #sessions == 0 then
+    return { 'no sessions on ' .. dest }
+  end
+  local now = os.time()
+  local lines = { ('%-20s %-8s %s'):format('session on ' .. dest, 'age', 'state') }
+  for _, s in ipairs(sessions) do
+    local state = s.ended ~= '' and ('(' .. s.ended .. ')') or 'running'
+    table.insert(lines, ('%-20s %-8s %s'):format(s.name, M.age(math.max(0, now - s.created)), state))
+  end
+  return lines
+end
+
 M.subcommands = {
-  list = function()
+  list = function(args)
+    if args[1] then
+      notify.answer(table.concat(M.remote_list_lines(args[1]), '\n'))
+      return
+    end
     notify.answer(table.concat(M.list_lines(), '\n'))
+  end,
+  check = function(args)
+    if not args[1] then
+      error('(ttyoffer) :TtyRun check needs an ssh destination (see :help ttyoffer-remote)', 0)
+    end
+    local argv, err = runs().check_argv(args[1])
+    if not argv then
+      error('(ttyoffer) :TtyRun check: ' .. require('ttyoffer.title').sanitize(tostring(err), 300), 0)
+    end
+    runs().run({ argv = argv, title = 'check ' .. args[1] })
   end,
   tmux = function(args, line)
     if not args[1] then
@@ -139,6 +195,18 @@ M.subcommands = {
   kill = function(args)
     if not args[1] then
       error('(ttyoffer) :TtyRun kill needs a session name (see :TtyRun list)', 0)
+    end
+    local dest, name = M.split_remote(args[1])
+    if dest then
+      local ended, err = runs().kill_remote(dest, name)
+      if err then
+        error('(ttyoffer) :TtyRun kill: ' .. require('ttyoffer.title').sanitize(err, 300), 0)
+      end
+      notify.answer(
+        ended and ('session %s on %s ended'):format(name, dest) or ('no live session %s on %s'):format(name, dest),
+        not ended and vim.log.levels.WARN or nil
+      )
+      return
     end
     local answer, err = runs().kill_session(args[1])
     if not answer then
@@ -205,10 +273,13 @@ local function persistent(opts)
   if not name then
     error('(ttyoffer) :TtyRun! needs a session name (see :help :TtyRun!)', 0)
   end
+  local dest, session = M.split_remote(name)
+  local where = dest and (dest .. ':') or ''
   runs().run({
-    persist = name,
-    argv = line ~= '' and M.argv(line) or nil,
-    title = line ~= '' and (name .. ': ' .. line) or name,
+    persist = session,
+    host = dest,
+    argv = line ~= '' and M.argv(line, dest ~= nil) or nil,
+    title = line ~= '' and (where .. session .. ': ' .. line) or (where .. session),
   })
 end
 
@@ -238,6 +309,18 @@ function M.run(opts)
 end
 
 local function session_names(arglead)
+  local dest = M.split_remote(arglead)
+  if dest then
+    -- Asked of that machine now (over the open connection, if any).
+    return vim.tbl_map(
+      function(s)
+        return dest .. ':' .. s.name
+      end,
+      vim.tbl_filter(function(s)
+        return vim.startswith(dest .. ':' .. s.name, arglead)
+      end, (runs().remote_sessions(dest, 5000)))
+    )
+  end
   local names = vim.tbl_map(function(s)
     return s.name
   end, (runs().sessions()))
@@ -246,17 +329,48 @@ local function session_names(arglead)
   end, names)
 end
 
+--- The Host names of ~/.ssh/config (no patterns), read now: what
+--- `:TtyRun list`, `check`, and `{dest}:` complete to.
+--- @return string[]
+function M.ssh_hosts()
+  local hosts, seen = {}, {}
+  local ok, lines = pcall(vim.fn.readfile, vim.fn.expand('~/.ssh/config'))
+  for _, line in ipairs(ok and lines or {}) do
+    local names = line:match('^%s*[Hh][Oo][Ss][Tt]%s+(.*)$')
+    for name in (names or ''):gmatch('%S+') do
+      if not name:find('[*?!]') and not seen[name] and not runspec().destination_problem(name) then
+        seen[name] = true
+        table.insert(hosts, name)
+      end
+    end
+  end
+  return hosts
+end
+
 --- Subcommands and executables first, then files; session names after
---- `:TtyRun!` and `:TtyRun kill`.
+--- `:TtyRun!` and `:TtyRun kill` (`{dest}:` too), ssh hosts after
+--- `:TtyRun list` and `:TtyRun check`.
 function M.complete(arglead, cmdline)
   local before = cmdline:sub(1, #cmdline - #arglead)
   local words = vim.split(before, '%s+', { trimempty = true })
   local bang = (words[1] or ''):sub(-1) == '!'
+  local function with_hosts(names, suffix)
+    for _, name in ipairs(M.ssh_hosts()) do
+      if vim.startswith(name .. suffix, arglead) then
+        table.insert(names, name .. suffix)
+      end
+    end
+    return names
+  end
+  local remote = arglead:find(':', 1, true) ~= nil
   if bang and #words <= 1 then
-    return session_names(arglead)
+    return remote and session_names(arglead) or with_hosts(session_names(arglead), ':')
   end
   if words[2] == 'kill' and #words == 2 then
-    return session_names(arglead)
+    return remote and session_names(arglead) or with_hosts(session_names(arglead), ':')
+  end
+  if (words[2] == 'list' or words[2] == 'check') and #words == 2 then
+    return with_hosts({}, '')
   end
   if #words <= 1 then
     local names = vim.tbl_filter(function(name)

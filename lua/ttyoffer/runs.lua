@@ -44,6 +44,7 @@ local next_id = 1
 --- @field signal integer
 --- @field signal_name string
 --- @field reason string exited | signal | not_found | not_executable | cannot_start | closed | detached
+---   | disconnected
 --- @field message string
 
 --- @class ttyoffer.Run
@@ -54,6 +55,7 @@ local next_id = 1
 --- @field backend 'host'|'job'
 --- @field session string? a persistent run's session name (after the host's sanitiser)
 --- @field tmux string? a tmux run's session name
+--- @field host string? a remote run's ssh destination
 --- @field started integer os.time() of the start
 --- @field result ttyoffer.RunResult? once it has ended
 --- @field closing boolean
@@ -83,6 +85,8 @@ function M.describe(r)
     return 'closed'
   elseif r.reason == 'detached' then
     return 'detached'
+  elseif r.reason == 'disconnected' then
+    return 'disconnected'
   elseif r.reason == 'signal' then
     return 'killed by ' .. (r.signal_name ~= '' and r.signal_name or ('signal ' .. r.signal))
   elseif NOT_STARTED[r.reason] then
@@ -131,6 +135,15 @@ function Run:kill(sig)
     )
   end
   if self.result then
+    return
+  end
+  if self.host and self.session then
+    -- The remote program, not the local ssh: over the shared connection,
+    -- never waited for.
+    local answer = host.request('remote_command', self.host, 'signal', self.session, config.current.runs.ssh, number)
+    if answer and answer.argv then
+      pcall(vim.system, answer.argv, { stdin = false })
+    end
     return
   end
   if self.backend == 'host' then
@@ -197,6 +210,14 @@ function Run:_ended(result)
     local failed = result.reason ~= 'exited' or result.code ~= 0
     pane_ui.set_state(self.pane, self.id, self.title, self:describe(), failed)
     pane_ui.finished(self.pane)
+    if result.reason == 'disconnected' and self._reattach then
+      -- The program goes on remotely: r attaches again, in a new pane.
+      local reattach = self._reattach
+      vim.keymap.set('n', 'r', function()
+        self:close()
+        reattach()
+      end, { buffer = self.pane.buf, nowait = true, desc = 'ttyoffer: re-attach to the remote session' })
+    end
   end
   if self._on_exit then
     local ok, err = pcall(self._on_exit, { code = result.code, signal = result.signal, reason = result.reason })
@@ -240,6 +261,8 @@ local function start_on_host(run, spec)
     cols = cols or 80,
     persist = spec.persist,
     tmux = run.tmux and { server = config.current.runs.tmux_server, pane = run._tmux_pane } or nil,
+    host = spec.host,
+    ssh = spec.host and config.current.runs.ssh or nil,
   })
 end
 
@@ -248,6 +271,12 @@ end
 --- @param spec table
 local function start_as_job(run, spec)
   run.backend = 'job'
+  if spec.host then
+    -- Never the command here instead of there.
+    local message = 'runs on another machine need the host (' .. (host.error or host.state) .. ')'
+    run:_ended({ code = 127, signal = 0, signal_name = '', reason = 'cannot_start', message = message })
+    return
+  end
   if #spec.argv == 0 then
     spec.argv = { vim.o.shell }
   end
@@ -334,7 +363,7 @@ function M.run(opts)
     spec.argv, tmux_session, tmux_pane, tmux_ended = prepare_tmux(spec)
     spec.env = {}
   end
-  if spec.persist and vim.fn.executable('dtach') ~= 1 then
+  if spec.persist and not spec.host and vim.fn.executable('dtach') ~= 1 then
     notify.notice(
       'dtach is not installed: this run ends with the editor; to keep sessions, install it: sudo apt-get install dtach'
     )
@@ -350,14 +379,30 @@ function M.run(opts)
     started = os.time(),
     closing = false,
     tmux = tmux_session,
+    host = spec.host,
     _tmux_pane = tmux_pane,
     _on_exit = spec.on_exit,
   }, Run)
+  if spec.host then
+    -- After a dropped connection: the same session, attached to (not made).
+    run._reattach = function()
+      local again = vim.tbl_extend('force', {}, opts)
+      again.argv = nil
+      M.run(again)
+    end
+  end
   runs[id] = run
   local use_host = host.state == 'ready' or host.state == 'starting' or host.state == 'stopped'
   local function close_question()
     if run.result then
       return nil
+    elseif run.session and run.host then
+      return ('Detach from session %s on %s? It goes on there (:TtyRun! %s:%s comes back to it)'):format(
+        run.session,
+        run.host,
+        run.host,
+        run.session
+      )
     elseif run.session then
       return ('Detach from session %s? It goes on (:TtyRun! %s comes back to it)'):format(run.session, run.session)
     end
@@ -449,6 +494,85 @@ end
 --- @return {name: string, count: integer, error: string?}?, string? error
 function M.kill_session(name)
   return host.request_within(SESSIONS_MS, 'session_kill', name)
+end
+
+--- Run a list or kill on `dest`: the argv from the host, ssh run here
+--- (never on the host's loop), bounded by `timeout` ms.
+--- @return string? output, string? error
+local function on_remote(dest, action, name, timeout)
+  local answer, err = host.request('remote_command', dest, action, name or '', config.current.runs.ssh, 0)
+  if not answer then
+    return nil, err
+  end
+  if answer.error then
+    return nil, answer.error
+  end
+  local ok, proc = pcall(vim.system, answer.argv, { text = true, stdin = false })
+  if not ok then
+    return nil, tostring(proc)
+  end
+  local done = proc:wait(timeout or 15000)
+  if done.code ~= 0 then
+    local said = vim.trim(done.stderr or '')
+    return nil, ('ssh %s: %s'):format(dest, said ~= '' and said or ('exit ' .. done.code))
+  end
+  return done.stdout or ''
+end
+
+--- The persistent sessions on `dest`, read now from that machine (never
+--- stored).
+--- @param dest string
+--- @return {name: string, created: integer, ended: string}[], string? error
+function M.remote_sessions(dest, timeout)
+  local out, err = on_remote(dest, 'list', '', timeout)
+  if not out then
+    return {}, err
+  end
+  local found, problem = {}, nil
+  for line in vim.gsplit(out, '\n', { plain = true }) do
+    local fields = vim.split(line, '\t', { plain = true })
+    if fields[1] == 'error' then
+      problem = fields[2]
+    elseif fields[1] == 'session' and #fields == 6 and not runspec.session_name_problem(fields[2]) then
+      local ended = ''
+      if fields[4]:match('^%d+$') then
+        local reason = fields[6]
+        if reason == 'signal' then
+          ended = 'killed by signal ' .. fields[5]
+        elseif NOT_STARTED[reason] then
+          ended = NOT_STARTED[reason]
+        else
+          ended = 'exited ' .. fields[4]
+        end
+      end
+      table.insert(found, { name = fields[2], created = tonumber(fields[3]) or 0, ended = ended })
+    end
+  end
+  return found, problem
+end
+
+--- End the persistent session `name` on `dest`: true when one was running.
+--- @return boolean? ended, string? error
+function M.kill_remote(dest, name)
+  local out, err = on_remote(dest, 'kill', name)
+  if not out then
+    return nil, err
+  end
+  local problem = out:match('^error\t([^\n]*)')
+  if problem then
+    return nil, problem
+  end
+  return out:match('^killed\t') ~= nil
+end
+
+--- The argv of `:TtyRun check {dest}` (run in a pane: ssh may ask).
+--- @return string[]? argv, string? error
+function M.check_argv(dest)
+  local answer, err = host.request('remote_command', dest, 'check', '', config.current.runs.ssh, 0)
+  if not answer then
+    return nil, err
+  end
+  return answer.argv, answer.error
 end
 
 --- Our tmux sessions, read now from tmux (never stored).

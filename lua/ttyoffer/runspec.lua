@@ -4,7 +4,7 @@ local M = {}
 
 M.placements = { 'split', 'float', 'tab' }
 
-local KNOWN = { 'title', 'argv', 'env', 'cwd', 'on_exit', 'placement', 'persist', 'tmux' }
+local KNOWN = { 'title', 'argv', 'env', 'cwd', 'on_exit', 'placement', 'persist', 'tmux', 'host' }
 
 local function fail(fmt, ...)
   error(string.format('(ttyoffer) run(): ' .. fmt, ...), 0)
@@ -74,6 +74,19 @@ function M.session_name_problem(name)
   )
 end
 
+--- Why `dest` is not an ssh destination we pass on, or nil (the host
+--- checks it again: remote.refusal).
+--- @param dest string
+--- @return string?
+function M.destination_problem(dest)
+  if #dest <= 255 and dest:match('^[%w._@:/%[%]%%+][%w._@:/%[%]%%+-]*$') then
+    return nil
+  end
+  return ('%s is not an ssh destination: a Host of your ~/.ssh/config, user@host or ssh://user@host:port'):format(
+    vim.inspect(dest)
+  )
+end
+
 --- @class ttyoffer.RunSpec
 --- @field title string
 --- @field argv string[]
@@ -105,6 +118,18 @@ function M.check(opts)
     local problem = M.session_name_problem(opts.persist)
     if problem then
       fail('persist: %s', problem)
+    end
+  end
+  if opts.host ~= nil then
+    if type(opts.host) ~= 'string' then
+      fail('host must be an ssh destination (a string), got %s', type(opts.host))
+    end
+    if not opts.persist then
+      fail('host needs persist: a run on another machine is a persistent session there')
+    end
+    local problem = M.destination_problem(opts.host)
+    if problem then
+      fail('host: %s', problem)
     end
   end
   if opts.persist and opts.tmux then
@@ -149,13 +174,15 @@ function M.check(opts)
   local argv = vim.deepcopy(opts.argv or {})
   local title = opts.title or table.concat(argv, ' ')
   if session and not opts.title then
-    title = (opts.tmux and 'tmux ' or '') .. session .. (#argv > 0 and (': ' .. title) or '')
+    local where = opts.host and (opts.host .. ':') or (opts.tmux and 'tmux ' or '')
+    title = where .. session .. (#argv > 0 and (': ' .. title) or '')
   end
   return {
     title = title,
     argv = argv,
     persist = opts.persist,
     tmux = opts.tmux,
+    host = opts.host,
     env = env,
     cwd = cwd,
     on_exit = opts.on_exit,

@@ -122,6 +122,10 @@ class TtyOfferPlugin:
     def ask(self, token: int, name: Any, args: Any) -> None:
         self._host.ask(token, name, args)
 
+    @pynvim.rpc_export("ttyoffer_remote_command", sync=True)
+    def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any, signum: Any) -> dict[str, Any]:
+        return self._host.remote_command(dest, action, name, ssh, signum)
+
     @pynvim.rpc_export("ttyoffer_run_start")
     def run_start(self, run_id: int, spec: Any) -> None:
         self._host.run_start(run_id, spec)

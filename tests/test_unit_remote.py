@@ -1,0 +1,115 @@
+"""The remote transport's pure parts: destinations, the line any login shell
+reads alike, and the markers taken out of a connection's output however its
+reads are cut."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ttyoffer_nvim import remote
+
+
+def test_destinations_ssh_takes_are_passed_and_others_refused() -> None:
+    for dest in ("devbox", "me@build.example.org", "ssh://me@host:2222", "[::1]:22", "fe80::1%eth0"):
+        assert remote.refusal(dest) is None, dest
+    refused: list[object] = ["", "-oProxyCommand=x", "a b", "a;b", "$(id)", "a`b`", "a\nb", "x" * 300]
+    refused += [None, 3]
+    for wrong in refused:
+        assert remote.refusal(wrong) is not None, wrong
+
+
+def test_a_refused_destination_or_name_builds_no_command() -> None:
+    assert isinstance(remote.command(["ssh"], "-oProxyCommand=id", "run", "x", ["true"]), str)
+    assert isinstance(remote.command(["ssh"], "box", "run", "my.build", ["true"]), str)
+    assert isinstance(remote.command(["ssh"], "box", "rm", "x"), str)
+    assert isinstance(remote.command([], "box", "list"), str)
+
+
+def test_the_command_reuses_one_private_connection_per_host() -> None:
+    built = remote.command(["ssh", "-F", "cfg"], "box", "run", "build", ["make"])
+    assert isinstance(built, remote.Command)
+    argv = built.argv
+    assert argv[:3] == ["ssh", "-F", "cfg"] and argv[-3:-1] == ["--", "box"]
+    assert "ControlMaster=auto" in argv and "-tt" in argv
+    listing = remote.command(["ssh"], "box", "list")
+    assert isinstance(listing, remote.Command) and "BatchMode=yes" in listing.argv and "-T" in listing.argv
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\0")))
+def test_the_line_gives_sh_back_the_script_exactly(text: str) -> None:
+    # What printf %b gives back is what we encoded, through /bin/sh -c.
+    line = remote.remote_line(f"printf %s {shlex.quote(text)}")
+    assert set(line) <= set(remote_chars())
+    out = subprocess.run(["sh", "-c", line], capture_output=True, timeout=10).stdout
+    assert out == text.encode("utf-8", "surrogateescape")
+
+
+def remote_chars() -> str:
+    # No backslash pair, no quote inside the single-quoted part: fish and csh
+    # read it as sh does.
+    return "".join(chr(c) for c in range(32, 127))
+
+
+@given(st.binary(max_size=200), st.binary(max_size=200), st.lists(st.integers(1, 50), max_size=30))
+def test_markers_come_out_whole_however_reads_are_cut(before: bytes, after: bytes, cuts: list[int]) -> None:
+    nonce = "0123456789abcdef"
+    marked = f"\x1b_ttyoffer-{nonce};".encode()
+    before, after = before.replace(b"\x1b", b"e"), after.replace(b"\x1b", b"e")
+    data = before + marked + b"attach\x1b\\" + after + marked + b"end;3;0;exited\x1b\\"
+    stream = remote.Stream(nonce)
+    parts: list[bytes | str] = []
+    at = 0
+    for cut in cuts:
+        parts += stream.feed(data[at : at + cut])
+        at += cut
+    parts += stream.feed(data[at:])
+    parts.append(stream.flush())
+    joined: list[bytes | str] = []
+    for part in parts:
+        if isinstance(part, bytes) and joined and isinstance(joined[-1], bytes):
+            joined[-1] += part
+        elif part != b"":
+            joined.append(part)
+    assert joined == [p for p in (before, "attach", after) if p != b""]
+    assert stream.ending == remote.RemoteEnding(3, 0, "exited")
+
+
+def test_a_marker_without_the_nonce_is_output() -> None:
+    stream = remote.Stream("aaaa")
+    fake = b"\x1b_ttyoffer-bbbb;end;0;0;exited\x1b\\"
+    assert b"".join(p for p in stream.feed(fake) if isinstance(p, bytes)) + stream.flush() == fake
+    assert stream.ending is None
+
+
+def test_the_editor_splits_dest_name_and_checks_both_before_any_pane(lua: Any) -> None:
+    split = "return {require('ttyoffer.runcmd').split_remote(...)}"
+    assert lua(split, "devbox:build") == ["devbox", "build"]
+    assert lua(split, "ssh://me@host:2222:build") == ["ssh://me@host:2222", "build"]
+    assert lua(split, "[::1]:22:x") == ["[::1]:22", "x"]
+    assert lua(split, "build") == [None, "build"]
+    check = "local ok, err = pcall(require('ttyoffer.runspec').check, ...) return ok and 'ok' or err"
+    assert lua(check, {"persist": "b", "host": "devbox", "argv": ["make"]}) == "ok"
+    assert "not an ssh destination" in lua(check, {"persist": "b", "host": "-oProxyCommand=id"})
+    assert "host needs persist" in lua(check, {"host": "devbox", "argv": ["make"]})
+    assert "not a session name" in lua(check, {"persist": "a.b", "host": "devbox"})
+
+
+def test_ssh_hosts_of_the_users_config_complete(lua: Any, tmp_path: Path) -> None:
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "config").write_text(
+        "Host devbox build-*\n  HostName 10.0.0.1\nhost box2 !nope\nHost *\n  User me\nMatch host x\n"
+    )
+    hosts = lua(
+        "local home = vim.env.HOME vim.env.HOME = ... "
+        "local ok, hosts = pcall(require('ttyoffer.runcmd').ssh_hosts) vim.env.HOME = home "
+        "return ok and hosts or {}",
+        str(tmp_path),
+    )
+    assert hosts == ["devbox", "box2"]

@@ -1,0 +1,490 @@
+"""Persistent runs on another machine, over the user's own ssh.
+
+The transport is this module alone: a run on a host is a plain run whose
+program is ssh (on the run's own pty, so ssh's questions, a new host key, a
+password, a key's passphrase, are asked in the run's pane and answered
+there), connecting with the user's own configuration (their ~/.ssh/config,
+agent, keys, ProxyJump) and one option set of ours: a ControlMaster in a
+private folder (0700), so that the second run to a host, and a list, a kill
+or a completion, reuse the connection and ask nothing again.
+
+On the remote side the same design as on this machine: dtach keeps the
+session, script(1) records it into NAME.log in the remote user's runtime
+folder (`$XDG_RUNTIME_DIR/ttyoffer-remote`, else `/tmp/ttyoffer-remote-UID`,
+made 0700 and refused unless it is a folder of theirs alone), and a POSIX sh
+wrapper (REMOTE_WRAPPER), the program's parent inside the session, writes
+down how it ended (NAME.status, 0600). Nothing is installed there: every
+command carries the whole script.
+
+What reaches the remote login shell is one fixed line that any shell reads
+the same way (sh, bash, zsh, fish, csh): `exec /bin/sh -c 'eval "$(printf
+%b "...")"'`, where "..." is the script with every byte that is not a
+letter, a digit or one of ` _.,/:=+-@` written as an octal escape. The
+script itself is POSIX sh, and every name and argument in it is one
+shlex.quote() made from argv and sanitised names: nothing a user or a
+program gave is ever read as shell text.
+
+The remote script tells the editor's side what happens with markers that
+carry a nonce made for each connection (an APC string, `ESC _ ttyoffer-NONCE
+; WHAT ESC \\`): "attach" just before dtach attaches (what came before it is
+the replay, untouched; dtach's clear-screen after it is dropped), and
+"end;CODE;SIGNAL;REASON" when the program's ending is known. An ssh that
+ends without the end marker lost its connection: that is no ending.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shlex
+import signal
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .sessions import sanitize_name
+
+# What `dest` may be: what ssh takes as a destination (an alias, user@host,
+# ssh://user@host:port, [v6]:port), and no shell metacharacter a ProxyCommand
+# of the user's could see in %h.
+_DESTINATION = re.compile(r"[A-Za-z0-9._@:/\[\]%+][A-Za-z0-9._@:/\[\]%+-]*")
+DESTINATION_LENGTH = 255
+# A minute after the last run to a host has gone, its connection closes.
+CONTROL_PERSIST = "60"
+SOCKET_PATH_MAX = 108
+# ssh names its control socket %C (40 hex digits) and makes it under a
+# temporary name 17 bytes longer.
+_CONTROL_NAME_LENGTH = 40 + 17
+# The longest command line a remote sh takes as one argument (Linux's
+# MAX_ARG_STRLEN is 128 KiB).
+COMMAND_MAX_BYTES = 100 * 1024
+ACTIONS = ("run", "list", "kill", "check", "signal")
+INSTALL = "sudo apt-get install dtach bsdutils (Debian, Ubuntu; script(1) is in bsdutils)"
+_LITERAL = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _.,/:=+-@")
+
+
+def refusal(dest: object) -> str | None:
+    """Why `dest` is not a destination we pass to ssh (None when it is)."""
+    if isinstance(dest, str) and len(dest) <= DESTINATION_LENGTH and _DESTINATION.fullmatch(dest):
+        return None
+    return (
+        f"{dest!r} is not an ssh destination: a Host of your ~/.ssh/config, user@host or "
+        "ssh://user@host:port (letters, digits and . _ @ : / [ ] % + -, not starting with -)"
+    )
+
+
+class ControlFolderError(Exception):
+    """The folder of the ssh control sockets cannot be made, or is not the user's alone."""
+
+
+def control_folder(runtime_dir: str | None) -> Path:
+    """`$XDG_RUNTIME_DIR/ttyoffer-ssh`, else `/tmp/ttyoffer-ssh-<uid>`: made
+    0700 and refused unless it is a directory of ours that nobody else can
+    enter (never tightened, never followed)."""
+    folder = None
+    if runtime_dir and not re.search(r"\s|%", runtime_dir):
+        candidate = Path(runtime_dir) / "ttyoffer-ssh"
+        if len(os.fsencode(candidate)) + 1 + _CONTROL_NAME_LENGTH < SOCKET_PATH_MAX:
+            folder = candidate
+    if folder is None:
+        folder = Path("/tmp") / f"ttyoffer-ssh-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise ControlFolderError(f"{folder} is not a folder of yours; remove it and try again")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        raise ControlFolderError(
+            f"{folder} is open to others (mode {stat.S_IMODE(info.st_mode):04o}); remove it and try again"
+        )
+    return folder
+
+
+def encode(script: str) -> str:
+    """`script` as printf %b reads it back, in bytes every shell leaves alone
+    inside single quotes."""
+    raw = script.encode("utf-8", "surrogateescape")
+    return "".join(chr(b) if b in _LITERAL else f"\\0{b:03o}" for b in raw)
+
+
+def remote_line(script: str) -> str:
+    """The one line given to the remote login shell, whatever shell it is."""
+    return f'exec /bin/sh -c \'eval "$(printf %b "{encode(script)}")"\''
+
+
+# -- the remote side (POSIX sh) ----------------------------------------------------
+
+# Inside the session: script(1) runs `exec /bin/sh -c REMOTE_WRAPPER
+# ttyoffer-session ARGV...`. It is the program's parent, so that how the
+# program ended is known and written down. The signals a terminal or a kill
+# of the session sends are caught with a no-op (a caught signal is the
+# default again in the program) so the ending is written whatever the
+# program dies of. sh tells a death by signal N as 128+N, as ssh would.
+# A background loop keeps the recording bounded: past RECORDING_BYTES/2 its
+# copy goes to NAME.log.1 and NAME.log starts again (script appends, -a).
+REMOTE_WRAPPER = r"""
+umask 077
+d=$TTYOFFER_FOLDER n=$TTYOFFER_NAME
+SHELL=${TTYOFFER_SHELL:-/bin/sh}
+export SHELL
+unset TTYOFFER_FOLDER TTYOFFER_NAME TTYOFFER_SHELL
+log=$d/$n.log
+printf '%s\n' "$$" > "$d/$n.pid"
+(
+  trap '' HUP INT QUIT TERM USR1 USR2 ALRM
+  while kill -0 "$$" 2>/dev/null && [ -f "$d/$n.pid" ]; do
+    sleep 5
+    size=$(wc -c < "$log" 2>/dev/null) || break
+    if [ "${size:-0}" -gt 524288 ]; then
+      cp "$log" "$log.1.new" && mv -f "$log.1.new" "$log.1" && : > "$log"
+    fi
+  done
+) < /dev/null > /dev/null 2>&1 &
+trap : HUP INT QUIT TERM USR1 USR2 ALRM
+[ $# -gt 0 ] || set -- "$SHELL" -l
+"$@"
+code=$?
+signal=0 reason=exited
+if [ "$code" -eq 127 ] && ! command -v "$1" > /dev/null 2>&1; then
+  reason=not_found
+elif [ "$code" -eq 126 ]; then
+  reason=not_executable
+elif [ "$code" -gt 128 ] && [ "$code" -lt 192 ]; then
+  signal=$((code - 128)) reason=signal
+fi
+printf '%s %s %s %s\n' "$code" "$signal" "$reason" "$(date +%s)" > "$d/$n.status.$$"
+mv -f "$d/$n.status.$$" "$d/$n.status"
+exit "$code"
+"""
+
+# What every action starts with: the folder, checked; the tools, found.
+_PREAMBLE = r"""
+umask 077
+nonce=__NONCE__
+mark() { printf '\033_ttyoffer-%s;%s\033\\' "$nonce" "$1"; }
+say() { printf '(ttyoffer) %s\r\n' "$1"; }
+here=$(uname -n 2>/dev/null || echo 'this host')
+if [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -d "$XDG_RUNTIME_DIR" ] && [ ! -L "$XDG_RUNTIME_DIR" ]; then
+  d=$XDG_RUNTIME_DIR/ttyoffer-remote
+else
+  d=/tmp/ttyoffer-remote-$(id -u)
+fi
+mkdir -m 700 "$d" 2>/dev/null
+problem=
+if [ -L "$d" ] || [ ! -d "$d" ]; then
+  problem="$d is not a folder of yours on $here; remove it and try again"
+else
+  owner=$(ls -ldn "$d" | awk '{ print $1 " " $3 }')
+  case $owner in
+    "drwx------ $(id -u)" | "drwx------. $(id -u)") ;;
+    *) problem="$d on $here is not yours alone ($owner); remove it and try again" ;;
+  esac
+fi
+missing=
+command -v dtach > /dev/null 2>&1 || missing=dtach
+command -v script > /dev/null 2>&1 || missing="${missing:+$missing and }script"
+paths_of() {
+  sock=$d/$1.sock log=$d/$1.log status=$d/$1.status pidfile=$d/$1.pid
+}
+alive() {
+  # Its ending written: over, though its wrapper may be on its way out.
+  [ ! -e "$status" ] || return 1
+  [ -S "$sock" ] && [ -f "$pidfile" ] && [ ! -L "$pidfile" ] || return 1
+  pid=$(cat "$pidfile")
+  case $pid in '' | *[!0-9]*) return 1 ;; esac
+  kill -0 "$pid" 2>/dev/null
+}
+forget() {
+  rm -f "$sock" "$log" "$log.1" "$log.1.new" "$status" "$pidfile"
+}
+"""
+
+_RUN = r"""
+name=__NAME__
+wrapper=__WRAPPER__
+if [ -n "$problem" ]; then say "$problem"; mark 'end;127;0;cannot_start'; exit 127; fi
+if [ -n "$missing" ]; then
+  say "$missing not found on $here: persistent runs there need dtach and script(1)."
+  say "Install them there: __INSTALL__"
+  mark 'end;127;0;cannot_start'
+  exit 127
+fi
+paths_of "$name"
+replay() {
+  [ -f "$log" ] && [ ! -L "$log" ] || return 0
+  printf '\033[?1049l\033[?1000l\033[?1002l\033[?1003l\033[?1006l\033c'
+  size=$(cat "$log.1" "$log" 2>/dev/null | wc -c)
+  if [ "$size" -gt 262144 ]; then
+    cat "$log.1" "$log" 2>/dev/null | tail -c 262144 | sed 1d
+  else
+    cat "$log.1" "$log" 2>/dev/null
+  fi
+}
+ending() {
+  if [ -f "$status" ] && [ ! -L "$status" ] && read -r code signal reason ended < "$status"; then
+    case $code$signal in *[!0-9]* | '') code=255 signal=0 ;; esac
+    case $reason in exited | signal | not_found | not_executable | cannot_start) ;; *) reason=exited ;; esac
+  else
+    code=255 signal=0 reason=gone
+  fi
+  forget
+  mark "end;$code;$signal;$reason"
+  exit "$code"
+}
+if alive; then
+  [ $# -eq 0 ] ||
+    say "session $name on $here is running already: attached to it; the command given was not run"
+  replay
+  mark attach
+  dtach -a "$sock" -r winch -E -z
+elif [ -f "$status" ] && [ $# -eq 0 ]; then
+  replay
+  ending
+else
+  forget
+  if [ $# -gt 0 ] && ! command -v "$1" > /dev/null 2>&1; then
+    say "$1: not found on $here"
+    mark 'end;127;0;not_found'
+    exit 127
+  fi
+  : > "$log"
+  mark attach
+  TTYOFFER_FOLDER=$d TTYOFFER_NAME=$name TTYOFFER_SHELL=${SHELL:-/bin/sh} SHELL=/bin/sh \
+    dtach -A "$sock" -r winch -E -z script -q -f -e -a -c "$wrapper" "$log"
+fi
+[ -f "$status" ] && ending
+if alive; then mark 'end;129;1;detached'; exit 129; fi
+ending
+"""
+
+# One line per session: NAME TAB CREATED TAB CODE SIGNAL REASON (the last
+# three empty while it runs). Sessions gone with no ending leave no trace.
+_LIST = r"""
+if [ -n "$problem" ]; then printf 'error\t%s\n' "$problem"; exit 0; fi
+seen=' '
+for entry in "$d"/*.sock "$d"/*.status; do
+  [ -e "$entry" ] || continue
+  base=${entry##*/}
+  n=${base%.*}
+  case $n in '' | -* | *- | *[!A-Za-z0-9_-]*) continue ;; esac
+  [ ${#n} -le 40 ] || continue
+  case $seen in *" $n "*) continue ;; esac
+  seen="$seen$n "
+  paths_of "$n"
+  if alive; then
+    created=$(date -r "$sock" +%s 2>/dev/null || echo 0)
+    printf 'session\t%s\t%s\t\t\t\n' "$n" "$created"
+  elif [ -f "$status" ] && read -r code signal reason ended < "$status"; then
+    printf 'session\t%s\t%s\t%s\t%s\t%s\n' "$n" "${ended:-0}" "$code" "$signal" "$reason"
+  else
+    forget
+  fi
+done
+"""
+
+_KILL = r"""
+name=__NAME__
+if [ -n "$problem" ]; then printf 'error\t%s\n' "$problem"; exit 0; fi
+paths_of "$name"
+if alive; then
+  kill -s HUP -- "-$pid" 2>/dev/null
+  kill -s TERM -- "-$pid" 2>/dev/null
+  tries=0
+  while kill -0 "$pid" 2>/dev/null && [ $tries -lt 10 ]; do
+    sleep 0.1 2>/dev/null || sleep 1
+    tries=$((tries + 1))
+  done
+  kill -s KILL -- "-$pid" 2>/dev/null
+  forget
+  printf 'killed\t%s\n' "$name"
+else
+  [ -e "$sock" ] || [ -e "$status" ] || [ -e "$log" ]
+  found=$?
+  forget
+  printf 'none\t%s\t%s\n' "$name" "$found"
+fi
+"""
+
+# run:kill(sig): to the session's process group (script's session: the
+# wrapper, which catches it with a no-op, and the program).
+_SIGNAL = r"""
+name=__NAME__
+paths_of "$name"
+if alive && kill -s __SIGNAL__ -- "-$pid" 2>/dev/null; then printf 'sent\n'; else printf 'none\n'; fi
+"""
+
+_CHECK = r"""
+say "reached $here as $(id -un) (uid $(id -u)), login shell ${SHELL:-unknown}"
+for tool in dtach script; do
+  where=$(command -v "$tool" 2>/dev/null) && say "$tool: $where" || say "$tool: MISSING"
+done
+if [ -n "$problem" ]; then
+  say "session folder: $problem"
+else
+  say "session folder: $d (drwx------, yours)"
+fi
+if [ -n "$missing$problem" ]; then
+  [ -z "$missing" ] || say "install on $here: __INSTALL__"
+  say 'NOT READY for persistent runs'
+  exit 1
+fi
+say 'ready for persistent runs'
+"""
+
+
+def script_for(action: str, name: str, argv: list[str], nonce: str) -> str:
+    """The remote sh program of `action` ("run", "list", "kill", "check")."""
+    body = {"run": _RUN, "list": _LIST, "kill": _KILL, "check": _CHECK, "signal": _SIGNAL}[action]
+    if action == "signal":
+        body = body.replace("__SIGNAL__", argv[0] if argv and argv[0].isalnum() else "TERM")
+        argv = []
+    wrapper = shlex.join(["exec", "/bin/sh", "-c", REMOTE_WRAPPER, "ttyoffer-session", *argv])
+    script = (_PREAMBLE + body).replace("__NONCE__", nonce).replace("__INSTALL__", INSTALL)
+    script = script.replace("__NAME__", shlex.quote(name)).replace("__WRAPPER__", shlex.quote(wrapper))
+    # The program's argv as the script's own arguments ("$@", "$#").
+    return f"set -- {shlex.join(argv)}\n{script}" if argv else f"set --\n{script}"
+
+
+@dataclass(frozen=True)
+class Command:
+    argv: list[str]
+    nonce: str
+    dest: str
+    name: str
+
+
+def command(
+    ssh: list[str],
+    dest: object,
+    action: str,
+    name: object = "",
+    argv: list[str] | None = None,
+    runtime_dir: str | None = None,
+) -> Command | str:
+    """The local argv that does `action` on `dest`, or why there is none.
+    "run" and "check" are for a pane (ssh on its terminal: -tt); "list" and
+    "kill" answer without asking (BatchMode: a host that would ask a password
+    fails at once, with ssh's words, instead of waiting for nobody)."""
+    refused = refusal(dest)
+    if refused is not None:
+        return refused
+    assert isinstance(dest, str)
+    if action not in ACTIONS:
+        return f"{action!r} is not one of {', '.join(ACTIONS)}"
+    if not ssh or not all(isinstance(word, str) and word for word in ssh):
+        return "runs.ssh must be the ssh command as a list of words, e.g. { 'ssh' }"
+    safe = ""
+    if action == "signal":
+        # The signal's name, for kill -s (POSIX takes names, not numbers).
+        with contextlib.suppress(ValueError, TypeError):
+            argv = [signal.Signals(int((argv or ["15"])[0])).name.removeprefix("SIG")]
+        if not argv or not argv[0].isalpha():
+            return f"{argv!r} is not a signal"
+    if action in ("run", "kill", "signal"):
+        from .sessions import refusal as name_refusal
+
+        why = name_refusal(name)
+        if why is not None:
+            return why
+        safe = sanitize_name(name)
+    try:
+        folder = control_folder(runtime_dir)
+    except (OSError, ControlFolderError) as err:
+        return f"no folder for ssh's connections: {err}"
+    nonce = secrets.token_hex(8)
+    line = remote_line(
+        script_for(action, safe, list(argv or []) if action in ("run", "signal") else [], nonce)
+    )
+    if len(line.encode()) > COMMAND_MAX_BYTES:
+        return "the command is too long to send to the remote shell"
+    # Keepalives: a connection that died silently (a laptop asleep, a
+    # network gone) is told as "disconnected" within a minute instead of a
+    # pane frozen for good. An -o of runs.ssh comes first and wins.
+    options = [
+        "-o", "ControlMaster=auto",
+        "-o", f"ControlPath={folder}/%C",
+        "-o", f"ControlPersist={CONTROL_PERSIST}",
+        "-o", "ServerAliveInterval=15",
+        "-o", "ServerAliveCountMax=4",
+    ]  # fmt: skip
+    interactive = action in ("run", "check")
+    mode = ["-tt"] if interactive else ["-T", "-o", "BatchMode=yes"]
+    return Command([*ssh, *options, *mode, "--", dest, line], nonce, dest, safe)
+
+
+# -- what the remote side tells --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RemoteEnding:
+    code: int
+    signal: int
+    reason: str
+
+
+_END_REASONS = ("exited", "signal", "not_found", "not_executable", "cannot_start", "gone", "detached")
+
+
+class Stream:
+    """Takes the markers of one connection out of its output. feed() gives
+    the output in order, with "attach" where the attach marker was; the
+    ending, once told, is `ending`. A marker split between reads is held
+    back until it is whole (at most MARKER_MAX bytes)."""
+
+    MARKER_MAX = 128
+
+    def __init__(self, nonce: str) -> None:
+        self._start = f"\x1b_ttyoffer-{nonce};".encode()
+        self._held = b""
+        self.attached = False
+        self.ending: RemoteEnding | None = None
+
+    def feed(self, data: bytes) -> list[bytes | str]:
+        data = self._held + data
+        self._held = b""
+        out: list[bytes | str] = []
+        while data:
+            at = data.find(self._start)
+            if at < 0:
+                # Keep back an end of `data` that could begin a marker.
+                keep = 0
+                for size in range(min(len(self._start) - 1, len(data)), 0, -1):
+                    if self._start.startswith(data[-size:]):
+                        keep = size
+                        break
+                if keep:
+                    self._held = data[-keep:]
+                    data = data[:-keep]
+                if data:
+                    out.append(data)
+                break
+            if at:
+                out.append(data[:at])
+            close = data.find(b"\x1b\\", at + len(self._start))
+            if close < 0:
+                if len(data) - at > self.MARKER_MAX:  # not one of ours after all
+                    out.append(data[at:])
+                else:
+                    self._held = data[at:]
+                break
+            self._take(data[at + len(self._start) : close].decode("ascii", "replace"), out)
+            data = data[close + 2 :]
+        return out
+
+    def _take(self, what: str, out: list[bytes | str]) -> None:
+        if what == "attach":
+            self.attached = True
+            out.append("attach")
+            return
+        parts = what.split(";")
+        if len(parts) == 4 and parts[0] == "end" and parts[1].isdigit() and parts[2].isdigit():
+            reason = parts[3] if parts[3] in _END_REASONS else "exited"
+            self.ending = RemoteEnding(int(parts[1]), int(parts[2]), reason)
+
+    def flush(self) -> bytes:
+        held, self._held = self._held, b""
+        return held
