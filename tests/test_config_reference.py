@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import config_reference
+from test_nvim_docs_health import OPTION_PATHS
 
 
 def test_help_and_readme_are_written_from_config_lua() -> None:
@@ -23,19 +24,7 @@ def test_every_option_is_read_from_the_defaults(lua: Any) -> None:
         return [p for o in options for p in [o.path, *paths(o.children)]]
 
     documented = paths(config_reference.parse(config_reference.CONFIG_LUA.read_text()))
-    actual = lua(
-        """
-        local out = {}
-        local function walk(t, prefix)
-          for k, v in pairs(t) do
-            table.insert(out, prefix .. k)
-            if type(v) == 'table' and not vim.islist(v) then walk(v, prefix .. k .. '.') end
-          end
-        end
-        walk(require('ttyoffer.config').defaults, '')
-        return out
-        """
-    )
+    actual = lua(OPTION_PATHS)
     assert sorted(documented) == sorted(actual)
 
 

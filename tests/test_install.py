@@ -40,6 +40,18 @@ def clean_env(home: Path) -> dict[str, str]:
     return env
 
 
+def without_pynvim(env: dict[str, str], bin_dir: Path) -> None:
+    """`env`'s PATH made one whose python3 has no pynvim (only a folder of
+    its own and the system's), for a terminal: the host can start only
+    once the plugin's own install is done."""
+    bare_python = shutil.which("python3", path=env["PATH"])
+    assert bare_python
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(bare_python)
+    env["PATH"] = f"{bin_dir}:/usr/bin:/bin"
+    env["TERM"] = "xterm-256color"
+
+
 def test_plain_packages_install_offers_in_the_first_session(tmp_path: Path) -> None:
     # The README's two lines: the clone, the build step.
     home, env, plugin = new_account(tmp_path)
@@ -105,14 +117,7 @@ def test_installing_from_inside_the_editor_gives_offers_in_the_same_session(tmp_
     # Python with pynvim yet (PATH has none): the host cannot start; the
     # install runs in the background, and then the host starts, no restart.
     _, env, _ = new_account(tmp_path)
-    bare_python = shutil.which("python3", path=env["PATH"])
-    assert bare_python
-    # A PATH whose python3 has no pynvim: only its own folder and the system's.
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(bare_python)
-    env["PATH"] = f"{bin_dir}:/usr/bin:/bin"
-    env["TERM"] = "xterm-256color"
+    without_pynvim(env, tmp_path / "bin")
     socket_path = str(tmp_path / "tui.sock")
     screen = PtyScreen([nvim_binary(), "--listen", socket_path], env, rows=30, cols=120)
     try:

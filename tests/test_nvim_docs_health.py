@@ -12,6 +12,19 @@ from harness import ROOT, Editor, Sandbox, editor, wait_until
 
 pytestmark = pytest.mark.nvim
 
+# Lua: every option path of the defaults ("float.width"), the tables too.
+OPTION_PATHS = """
+        local out = {}
+        local function walk(t, prefix)
+          for k, v in pairs(t) do
+            table.insert(out, prefix .. k)
+            if type(v) == 'table' and not vim.islist(v) then walk(v, prefix .. k .. '.') end
+          end
+        end
+        walk(require('ttyoffer.config').defaults, '')
+        return out
+        """
+
 
 def test_helptags_build_and_everything_is_documented(ed: Editor, tmp_path: Path) -> None:
     doc = tmp_path / "doc"
@@ -24,19 +37,7 @@ def test_helptags_build_and_everything_is_documented(ed: Editor, tmp_path: Path)
         assert f":{command}" in tags
     for sub in ed.lua("return vim.fn.getcompletion('TtyOffer ', 'cmdline')"):
         assert f":TtyOffer-{sub}" in tags, sub
-    options = ed.lua(
-        """
-        local out = {}
-        local function walk(t, prefix)
-          for k, v in pairs(t) do
-            table.insert(out, prefix .. k)
-            if type(v) == 'table' and not vim.islist(v) then walk(v, prefix .. k .. '.') end
-          end
-        end
-        walk(require('ttyoffer.config').defaults, '')
-        return out
-        """
-    )
+    options = ed.lua(OPTION_PATHS)
     for option in options:
         assert f"ttyoffer-config-{option}" in tags, option
     for fn in ed.lua("return vim.tbl_keys(require('ttyoffer'))"):

@@ -14,7 +14,7 @@ import pynvim
 import pytest
 
 from harness import ROOT, Editor, nvim_binary, wait_until
-from test_install import ASK, clean_env
+from test_install import ASK, clean_env, without_pynvim
 from third_party import plugin
 from tui import PtyScreen, wait_listening
 
@@ -49,13 +49,7 @@ def new_user(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir()
     env = clean_env(home)
-    bare_python = shutil.which("python3", path=env["PATH"])
-    assert bare_python
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(bare_python)
-    env["PATH"] = f"{bin_dir}:/usr/bin:/bin"
-    env["TERM"] = "xterm-256color"
+    without_pynvim(env, tmp_path / "bin")
     return env
 
 
