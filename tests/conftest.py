@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -80,3 +84,19 @@ def ssh_push(sshd_factory: Callable[..., SshServer], tmp_path: Path) -> SshPush:
     passphrase = "push me softly"
     key = make_ssh_key(tmp_path / "push" / "key" / "id_ed25519", passphrase)
     return make_ssh_push(sshd_factory(), tmp_path / "push", key, passphrase)
+
+
+@pytest.fixture
+def tmux_dir() -> Iterator[Path]:
+    """A private TMUX_TMPDIR: the tmux servers a test starts there are
+    killed, and the folder removed, at its end."""
+    folder = Path(tempfile.mkdtemp(prefix="ttm-"))
+    try:
+        yield folder
+    finally:
+        env = {**os.environ, "TMUX_TMPDIR": str(folder)}
+        env.pop("TMUX", None)
+        for sock in folder.rglob("*"):
+            if sock.is_socket():
+                subprocess.run(["tmux", "-S", str(sock), "kill-server"], env=env, capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import select
 import shutil
-import socket
 import subprocess
 import time
 from contextlib import suppress
@@ -23,6 +22,7 @@ from typing import Any
 import pynvim
 
 from harness import Editor, Sandbox, nvim_binary, wait_until
+from tui import wait_listening
 
 PROGRAMS = ("nvim-qt", "Xvfb", "xdotool")
 # A person's pace between keys (ms); xdotool's own default is 12.
@@ -95,20 +95,6 @@ class Display:
         _stop(self.proc)
 
 
-def _accepts(path: str) -> bool:
-    """The socket file appears at bind(), a moment before listen()."""
-    if not Path(path).exists():
-        return False
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(path)
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
-
-
 class Gui:
     """neovim-qt running the sandbox's Neovim (`--nvim`, the harness's
     binary unless told), its window found, an RPC client attached."""
@@ -142,7 +128,7 @@ class Gui:
         try:
             found = self.xdotool("search", "--sync", "--onlyvisible", "--pid", str(self.proc.pid))
             self.window = found.split()[0]
-            wait_until(lambda: _accepts(self.socket), START_TIMEOUT, "the GUI's Neovim to listen")
+            wait_listening(self.socket, START_TIMEOUT)
             self.nvim = pynvim.attach("socket", path=self.socket)
         except BaseException as error:
             self.close()

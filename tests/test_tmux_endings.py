@@ -11,7 +11,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,20 +23,6 @@ from harness import Editor, Sandbox, editor, wait_until
 pytestmark = pytest.mark.e2e
 
 RESULT = "local r = require('ttyoffer.runs').get(...) return r and r.result or vim.NIL"
-
-
-@pytest.fixture
-def tmux_dir() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="ttm-"))
-    try:
-        yield folder
-    finally:
-        env = {**os.environ, "TMUX_TMPDIR": str(folder)}
-        env.pop("TMUX", None)
-        for sock in folder.rglob("*"):
-            if sock.is_socket():
-                subprocess.run(["tmux", "-S", str(sock), "kill-server"], env=env, capture_output=True)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Outside:

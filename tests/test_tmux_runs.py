@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -23,20 +22,6 @@ from ttyoffer_nvim.sessions import sanitize_name
 from ttyoffer_nvim.tmux import PREFIX, Tmux
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def tmux_dir() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="ttm-"))
-    try:
-        yield folder
-    finally:
-        env = {**os.environ, "TMUX_TMPDIR": str(folder)}
-        env.pop("TMUX", None)
-        for sock in folder.rglob("*"):
-            if sock.is_socket():
-                subprocess.run(["tmux", "-S", str(sock), "kill-server"], env=env, capture_output=True)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
