@@ -531,23 +531,25 @@ function B.session_list(n, count)
   end
   local samples = { plain = timed() }
   local names = {}
-  for i = 1, count do
-    names[i] = 'listed-' .. i
-    local run = ttyoffer.run({ persist = names[i], argv = { 'sleep', '600' } })
-    -- Detached once the session exists (closing the pane before would end
-    -- the attempt to make it).
-    assert(vim.wait(5000, function()
-      return #runs.sessions() == i
-    end, 5))
-    run:close()
-  end
-  assert(vim.wait(20000, function()
-    return #runs.sessions() == count
-  end, 50))
-  samples.offer = timed()
+  local made, err = pcall(function()
+    for i = 1, count do
+      names[i] = 'listed-' .. i
+      local run = ttyoffer.run({ persist = names[i], argv = { 'sleep', '600' } })
+      -- Detached once the session exists (closing the pane before would end
+      -- the attempt to make it).
+      local listed = vim.wait(20000, function()
+        return #runs.sessions() == i
+      end, 5)
+      assert(listed, ('session %s not listed: %s'):format(names[i], vim.inspect(runs.sessions())))
+      run:close()
+    end
+    samples.offer = timed()
+  end)
+  -- Ended whatever happened: a failed bench leaves no session behind.
   for _, name in ipairs(names) do
     runs.kill_session(name)
   end
+  assert(made, err)
   return samples
 end
 

@@ -14,6 +14,8 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -287,6 +289,59 @@ def test_any_name_through_create_list_and_kill_stays_in_the_folder(name: str) ->
         assert sessions.list_sessions(folder) == []
         assert list(folder.iterdir()) == [] and os.listdir(cwd) == []
         assert sorted(os.listdir(runtime)) == ["ttyoffer-sessions"]
+
+
+def test_a_list_while_sessions_are_made_leaves_every_one_whole(runtime_dir: Path) -> None:
+    """Lists in a tight loop (a completion, a statusline, another editor)
+    while sessions are made one after another, each as the host makes one:
+    its FIFO first, then dtach. None of them loses its FIFO or its socket to
+    a list that read the folder or the process table at the wrong moment."""
+    folder = sessions.session_folder(str(runtime_dir))
+    names = sorted(f"made-{i}" for i in range(12))
+    stop = threading.Event()
+    lists = 0
+
+    def keep_listing() -> None:
+        nonlocal lists
+        while not stop.is_set():
+            sessions.list_sessions(folder)
+            lists += 1
+
+    lister = threading.Thread(target=keep_listing, daemon=True)
+    lister.start()
+    try:
+        for name in names:
+            made = sessions.paths(folder, name)
+            sessions.make_fifo(made)
+            # What a busy editor does between the host's FIFO and its dtach.
+            time.sleep(0.02)
+            argv, _ = sessions.create_argv("dtach", None, made, ["sleep", "60"], "/bin/sh")
+            argv[1] = "-n"  # made detached: no terminal needed here
+            subprocess.run(argv, check=True, timeout=10)
+    finally:
+        stop.set()
+        lister.join(10)
+    assert lists > len(names)
+    listed_now = wait_until(
+        lambda: (
+            sorted(s.name for s in sessions.list_sessions(folder) if s.command == "sleep") == names and names
+        ),
+        what="every session made",
+    )
+    assert listed_now == names
+    for name in names:
+        assert sessions.paths(folder, name).fifo.exists(), name
+
+
+def test_a_fifo_left_by_a_session_that_never_started_goes_once_it_is_old(runtime_dir: Path) -> None:
+    folder = sessions.session_folder(str(runtime_dir))
+    young, old = sessions.paths(folder, "young"), sessions.paths(folder, "old")
+    sessions.make_fifo(young)
+    sessions.make_fifo(old)
+    past = time.time() - sessions.MAKING_SECONDS - 5
+    os.utime(old.fifo, (past, past), follow_symlinks=False)
+    assert sessions.list_sessions(folder) == []
+    assert young.fifo.exists() and not old.fifo.exists()
 
 
 # -- endings, through the host's run table, with real dtach and script(1) ------------

@@ -4,8 +4,11 @@ reads are cut."""
 
 from __future__ import annotations
 
+import os
 import shlex
+import socket
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +116,26 @@ def test_ssh_hosts_of_the_users_config_complete(lua: Any, tmp_path: Path) -> Non
         str(tmp_path),
     )
     assert hosts == ["devbox", "box2"]
+
+
+def test_a_remote_list_leaves_a_session_being_made_and_forgets_a_stale_one(tmp_path: Path) -> None:
+    """The remote list, run by a local sh: a socket dtach has bound whose
+    wrapper has not written its pid yet is a session being made, left
+    alone; one as old with no pid is debris, and goes."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    folder = runtime / "ttyoffer-remote"
+    folder.mkdir(mode=0o700)
+    made, stale = folder / "made.sock", folder / "stale.sock"
+    for path in (made, stale):
+        with socket.socket(socket.AF_UNIX) as bound:
+            bound.bind(str(path))
+    (folder / "stale.log").write_text("old output")
+    os.utime(stale, (time.time() - 120, time.time() - 120), follow_symlinks=False)
+    env = {"PATH": os.environ["PATH"], "XDG_RUNTIME_DIR": str(runtime)}
+    listing = subprocess.run(
+        ["sh", "-c", remote.script_for("list", "", [], "n0nce")], env=env, capture_output=True, timeout=10
+    )
+    assert listing.returncode == 0 and listing.stdout == b"", listing
+    assert made.exists()
+    assert not stale.exists() and not (folder / "stale.log").exists()

@@ -280,6 +280,9 @@ for entry in "$d"/*.sock "$d"/*.status; do
     printf 'session\t%s\t%s\t\t\t\n' "$n" "$created"
   elif [ -f "$status" ] && read -r code signal reason ended < "$status"; then
     printf 'session\t%s\t%s\t%s\t%s\t%s\n' "$n" "${ended:-0}" "$code" "$signal" "$reason"
+  elif [ -S "$sock" ] && [ ! -e "$pidfile" ] &&
+    made=$(date -r "$sock" +%s 2>/dev/null) && [ $(($(date +%s) - made)) -lt 30 ]; then
+    : # being made: dtach has bound the socket, its wrapper not yet written its pid
   else
     forget
   fi

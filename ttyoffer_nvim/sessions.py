@@ -57,6 +57,10 @@ DTACH_CLEAR = b"\x1b[H\x1b[J"
 CLEAR_WINDOW = 5.0
 
 SOCKET_PATH_MAX = 108
+# The host makes a session's FIFO before its dtach starts (the editor starts
+# it): a FIFO younger than this with no socket beside it may be a session
+# being made, by this editor or another, and a list leaves it alone.
+MAKING_SECONDS = 30.0
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _TITLE = re.compile(rb"\x1b\][02];([^\x07\x1b]*)(?:\x07|\x1b\\)")
 
@@ -286,7 +290,7 @@ class ProcessTable:
             self.argv[pid] = [part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0") if part]
             self.stat[pid] = info
             self.children.setdefault(info.ppid, []).append(pid)
-        self.listening = _listening_sockets()
+        self.listening, self.bound = _unix_sockets()
 
     def holders(self, socket_path: Path) -> list[int]:
         """The dtach processes that serve or attach to the socket: its path
@@ -400,19 +404,24 @@ def _is_dtach(argv: list[str]) -> bool:
 _ACCEPTCON = 0x10000
 
 
-def _listening_sockets() -> dict[str, set[str]]:
-    """Path -> inodes of the Unix sockets listening there (/proc/net/unix)."""
-    found: dict[str, set[str]] = {}
+def _unix_sockets() -> tuple[dict[str, set[str]], set[str]]:
+    """Path -> inodes of the Unix sockets listening there, and every path a
+    socket is bound to, listening or not yet (/proc/net/unix)."""
+    listening: dict[str, set[str]] = {}
+    bound: set[str] = set()
     try:
         with open("/proc/net/unix", encoding="utf-8", errors="surrogateescape") as f:
             next(f, None)
             for line in f:
                 fields = line.rstrip("\n").split(None, 7)
-                if len(fields) == 8 and int(fields[3], 16) & _ACCEPTCON:
-                    found.setdefault(fields[7], set()).add(fields[6])
+                if len(fields) != 8:
+                    continue
+                bound.add(fields[7])
+                if int(fields[3], 16) & _ACCEPTCON:
+                    listening.setdefault(fields[7], set()).add(fields[6])
     except (OSError, ValueError):
         pass
-    return found
+    return listening, bound
 
 
 def live(socket_path: Path) -> bool:
@@ -527,20 +536,38 @@ def _names(folder: Path) -> list[str]:
     return sorted(found)
 
 
+def _fifo_is_young(session: SessionPaths, now: float) -> bool:
+    """Whether the session's FIFO was made too recently for its dtach to
+    be known not to start."""
+    try:
+        return now - session.fifo.lstat().st_mtime < MAKING_SECONDS
+    except OSError:
+        return False
+
+
 def list_sessions(folder: Path) -> list[Session]:
     """The sessions in the folder, read now: the live ones, and those whose
     program ended (with how; their recording is removed on the way: what a
     session printed does not outlive it). A session gone with no ending
-    written leaves no trace."""
+    written leaves no trace (but for one whose FIFO is made and whose dtach
+    has not started yet: that is left to its maker)."""
     found = []
+    # The folder is read before the process table: a socket there was
+    # bound by a dtach that /proc/net/unix, read after, still shows bound,
+    # unless it has died. (The process scan alone can miss a dtach that
+    # forks while it reads.)
+    sockets = {name: os.path.lexists(paths(folder, name).socket) for name in _names(folder)}
     table = ProcessTable()
-    for name in _names(folder):
+    now = time.time()
+    for name, had_socket in sockets.items():
         session = paths(folder, name)
         master = table.master(session.socket)
         if master is None:
-            if table.holders(session.socket):
+            if table.holders(session.socket) or str(session.socket) in table.bound:
                 continue  # being made
             ending = read_ending(session)
+            if ending is None and not had_socket and _fifo_is_young(session, now):
+                continue  # its FIFO made, its dtach not started yet
             forget(session, keep_ending=ending is not None)
             if ending is not None:
                 found.append(Session(name, ending.ended, "", "", 0, ending.describe()))
