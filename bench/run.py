@@ -23,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -373,31 +374,39 @@ class Bench:
             "spawns_without_offer": dry,
         }
 
+    def settled(self, sample: Callable[[], int]) -> int:
+        """`sample()` once it gives the same count ten times in a row
+        (200 ms: a pty being refilled or a command being reaped on a loaded
+        machine is not counted), for 10 s at most."""
+        last, same = sample(), 0
+        for _ in range(500):
+            self.lua("vim.wait(20)")
+            now = sample()
+            same = same + 1 if now == last else 0
+            if same == 10:
+                return now
+            last = now
+        return last
+
     def settled_host_fds(self) -> int:
-        """Host descriptors other than the spare ptys (two each), once stable."""
+        """Host descriptors other than the spare ptys (two each), settled."""
 
         def sample() -> int:
             status = self.lua("return require('ttyoffer.host').request('status')")
             fds: int = status["fds"]
             return fds - 2 * len(status["offers"])
 
-        last = sample()
-        for _ in range(50):
-            self.lua("vim.wait(20)")
-            now = sample()
-            if now == last:
-                return now
-            last = now
-        return last
+        return self.settled(sample)
 
     def churn(self) -> dict[str, Any]:
         host, nvim = self.host_pid(), self.nvim_pid()
         self.lua("B.churn(...)", min(1000, self.size.churn))  # warm-up to a steady state
-        before = (proc_rss_kb(host), self.settled_host_fds(), proc_rss_kb(nvim), proc_fds(nvim))
+        nvim_fds = partial(proc_fds, nvim)
+        before = (proc_rss_kb(host), self.settled_host_fds(), proc_rss_kb(nvim), self.settled(nvim_fds))
         t0 = time.monotonic()
         self.lua("B.churn(...)", self.size.churn)
         seconds = time.monotonic() - t0
-        after = (proc_rss_kb(host), self.settled_host_fds(), proc_rss_kb(nvim), proc_fds(nvim))
+        after = (proc_rss_kb(host), self.settled_host_fds(), proc_rss_kb(nvim), self.settled(nvim_fds))
         return {
             "commands": self.size.churn,
             "seconds": seconds,

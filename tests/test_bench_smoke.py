@@ -50,8 +50,10 @@ def test_bench_small_run_produces_every_figure(tmp_path: Path) -> None:
     assert "figure" in run.stdout and "spawn_list" in run.stdout
     # Leaks are counts, not times: an offer that leaves a descriptor behind
     # is a defect at any speed.
-    assert figures["idle_cost"]["host_fds_left_after"] == 0
-    assert figures["churn"]["host_fds_delta"] == 0
+    # (Fewer after than before is a descriptor the baseline caught in
+    # passing, not a leak.)
+    assert figures["idle_cost"]["host_fds_left_after"] <= 0
+    assert figures["churn"]["host_fds_delta"] <= 0
     assert figures["churn"]["nvim_fds_delta"] == 0
     # Counts too: an editor that spawned nothing started no Python, and an
     # idle one holds no more ptys than its stock.
