@@ -187,3 +187,23 @@ async def test_a_held_beginning_of_the_clear_is_shown_when_no_more_comes() -> No
     await until(lambda: presenter.output.get(1, b"").endswith(b"ready\x1b[H"))
     runs.close(1)
     await until(lambda: 1 in presenter.ended)
+
+
+async def test_the_login_path_is_awaited_once_and_a_slow_shell_times_out(tmp_path: Path) -> None:
+    """A tmux run waits for the login shell's PATH on the host's loop (not
+    by polling from the editor): the real shell's answer, asked once; a
+    shell slower than the bound gives None and the question goes on."""
+    from ttyoffer_nvim.shellenv import LoginPathCache
+
+    loop = asyncio.get_running_loop()
+    env = {"PATH": os.environ["PATH"], "SHELL": "/bin/sh", "HOME": str(tmp_path)}
+    cache = LoginPathCache(loop, env)
+    first, second = await asyncio.gather(cache.wait(10), cache.wait(10))
+    assert first is not None and first is second and first.path
+    slow = tmp_path / "slow-shell"
+    slow.write_text('#!/bin/sh\nsleep 2\nexec /bin/sh "$@"\n')
+    slow.chmod(0o700)
+    late = LoginPathCache(loop, {**env, "SHELL": str(slow)})
+    assert await late.wait(0.05) is None
+    answered = await late.wait(20)
+    assert answered is not None and answered.path

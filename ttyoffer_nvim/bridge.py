@@ -45,6 +45,8 @@ _EVENT_CALLS = {name: event_call(name) for name in EVENTS}
 # within KEEPER_RESTART_WINDOW seconds: one that keeps dying is given up.
 KEEPER_RESTARTS = 3
 KEEPER_RESTART_WINDOW = 60.0
+# Seconds a tmux run waits for the login shell's PATH (then the host's).
+LOGIN_PATH_WAIT = 3.0
 
 
 def as_bytes(data: Any) -> bytes:
@@ -344,7 +346,9 @@ class TtyOfferHost:
         try:
             server = self._tmux(spec.get("server"))
             argv = [str(a) for a in spec.get("argv") or []]
-            login = self.runs.login_path.value
+            # The login shell's PATH is the session's: asked once, waited
+            # for here (the editor waits for this answer anyway).
+            login = await self.runs.login_path.wait(LOGIN_PATH_WAIT)
             env = {str(k): str(v) for k, v in (spec.get("env") or {}).items()}
             env.setdefault("PATH", login.path if login else os.environ.get("PATH", os.defpath))
             # The user's environment as it was before the editor and the

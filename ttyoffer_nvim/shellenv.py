@@ -119,6 +119,23 @@ class LoginPathCache:
             task = self._loop.create_task(ask(dict(self._env)))
             task.add_done_callback(self._answered)
 
+    async def wait(self, timeout: float) -> LoginPath | None:
+        """The answer, asked now if need be, waited for on the loop (at most
+        `timeout` seconds: then None, and the question goes on)."""
+        if self.value is not None:
+            return self.value
+        answered: asyncio.Future[LoginPath] = self._loop.create_future()
+
+        def answer(value: LoginPath) -> None:
+            if not answered.done():
+                answered.set_result(value)
+
+        self.get(answer)
+        try:
+            return await asyncio.wait_for(asyncio.shield(answered), timeout)
+        except asyncio.TimeoutError:
+            return None
+
     def _answered(self, task: asyncio.Task[LoginPath]) -> None:
         try:
             self.value = task.result()

@@ -322,15 +322,7 @@ local function prepare_tmux(spec)
     host.start()
   end
   vim.wait(config.current.startup_wait, host.ready, 10)
-  -- The login shell's PATH is the session's (asked once by the host).
-  local deadline = vim.uv.now() + 3000
-  while vim.uv.now() < deadline do
-    local answer = host.request('run_path')
-    if not (answer and answer.pending) then
-      break
-    end
-    vim.wait(20)
-  end
+  -- The host waits for the login shell's PATH, the session's, itself.
   local answer, err = host.request_within(TMUX_PREPARE_MS, 'tmux_prepare', {
     name = spec.tmux,
     argv = spec.argv,
