@@ -95,10 +95,30 @@ def test_argv_env_and_cwd_arrive_and_the_exit_code_is_told(ed: Editor, tmp_path:
     assert "greeting" in bar(ed, run_id)
     # The pane stays after the exit, until the user closes it.
     assert ed.lua("return vim.api.nvim_buf_is_valid(require('ttyoffer.runs').get(...).pane.buf)", run_id)
+    # One result: what on_exit got, wait() returns and TtyRunExit carries.
     exit_event = ed.wait_event("TtyRunExit")[0]["data"]
-    assert exit_event == {"id": run_id, "code": 3, "signal": 0}
+    assert exit_event == {**result, "id": run_id}
+    assert result == {"code": 3, "signal": 0, "signal_name": "", "reason": "exited", "message": ""}
+    assert ed.lua("return require('ttyoffer.runs').get(...):wait(0)", run_id) == result
     # on_exit exactly once.
     assert len(exits(ed, run_id)) == 1
+
+
+@pytest.mark.e2e
+def test_write_types_into_the_programs_terminal(ed: Editor) -> None:
+    """run:write() as vim.system()'s: a string, or lines each ended by a
+    newline, reach the program's terminal as typed keys would."""
+    script = 'read a; read b; read c; printf "got:%s|%s|%s\\n" "$a" "$b" "$c"; exit 5'
+    run_id = start(ed, argv=["sh", "-c", script])
+    run_pid(ed, run_id)
+    run = "local run = require('ttyoffer.runs').get(...) "
+    ed.lua(run + "run:write('one\\r') run:write({'two', 'three'})", run_id)
+    result = wait_exit(ed, run_id)
+    assert (result["code"], result["reason"]) == (5, "exited")
+    wait_until(lambda: "got:one|two|three" in ed.run_pane(run_id), what="what was written")
+    assert ed.lua(run + "return pcall(run.write, run, nil)", run_id)
+    refused = ed.lua(run + "local _, err = pcall(run.write, run, 3) return err", run_id)
+    assert "a string or a list of strings" in refused
 
 
 @pytest.mark.e2e
@@ -222,7 +242,8 @@ def test_ttyrun_command_list_and_close(ed: Editor) -> None:
     assert ed.nvim.funcs.getcompletion("TtyRun li", "cmdline")[:1] == ["list"]
     ed.nvim.command(f"TtyRun close {run_id}")
     closed = ed.wait_event("TtyRunExit", count=2)
-    assert {"id": run_id, "code": 129, "signal": 1} in [e["data"] for e in closed]
+    told = next(e["data"] for e in closed if e["data"]["id"] == run_id)
+    assert (told["code"], told["signal"], told["reason"]) == (129, 1, "closed")
     bad = ed.nvim.api.exec2("TtyRun close 999", {"output": True})["output"]
     assert "no run with id 999" in bad
 

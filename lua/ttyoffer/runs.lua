@@ -1,13 +1,16 @@
 -- Runs: one interactive program in a pane of its own, and how it ended.
 --
 -- A run is one object (shaped like vim.system()'s: id, pid, wait, kill,
--- close, is_closing) with a backend behind it:
+-- write, close, is_closing) with a backend behind it, an object of one
+-- interface (signal, write, close, resize, lost):
 --   host: the Python host is the program's parent (ttyoffer_nvim/runs.py):
 --         it tells the program's own exit from a signal, from "not found" and
 --         from the user closing the pane, and hangs up what is left.
 --   job:  Neovim's own terminal job, when there is no host: the program runs
 --         all the same, but a signal cannot be told from an exit code above
 --         128 (the user is told once).
+-- Its end is one RunResult: what wait() returns, on_exit gets and
+-- TtyRunExit carries (with the run's id).
 local M = {}
 
 local api = vim.api
@@ -52,7 +55,7 @@ local next_id = 1
 --- @field pid integer? once started
 --- @field title string
 --- @field argv string[]
---- @field backend 'host'|'job'
+--- @field backend 'host'|'job' the name of `_backend`
 --- @field session string? a persistent run's session name (after the host's sanitiser)
 --- @field tmux string? a tmux run's session name
 --- @field host string? a remote run's ssh destination
@@ -60,11 +63,96 @@ local next_id = 1
 --- @field result ttyoffer.RunResult? once it has ended
 --- @field closing boolean
 --- @field pane ttyoffer.Pane
+--- @field private _backend ttyoffer.RunBackend
 --- @field private _on_exit function?
 --- @field private _job integer?
 --- @field private _timed_out boolean?
 local Run = {}
 Run.__index = Run
+
+--- What a run asks of what runs its program.
+--- @class ttyoffer.RunBackend
+--- @field name 'host'|'job'
+--- @field says_end boolean whether the pane is told the end (a job's
+---   terminal says it itself)
+--- @field signal fun(run: ttyoffer.Run, number: integer)
+--- @field write fun(run: ttyoffer.Run, data: string)
+--- @field close fun(run: ttyoffer.Run) the pane is closing: hang up what
+---   still runs, let go of what is kept for the run
+--- @field resize fun(run: ttyoffer.Run, rows: integer, cols: integer)
+--- @field lost fun(run: ttyoffer.Run) the host went away
+
+--- The host is the program's parent (or its dtach, tmux or ssh client's).
+--- @type ttyoffer.RunBackend
+local on_host = {
+  name = 'host',
+  says_end = true,
+  signal = function(run, number)
+    if run.host and run.session then
+      -- The remote program, not the local ssh: over the shared connection,
+      -- never waited for.
+      local answer = host.request('remote_command', run.host, 'signal', run.session, config.current.runs.ssh, number)
+      if answer and answer.argv then
+        pcall(vim.system, answer.argv, { stdin = false })
+      end
+      return
+    end
+    host.notify('run_signal', run.id, number)
+  end,
+  write = function(run, data)
+    host.notify('run_input', run.id, data)
+  end,
+  close = function(run)
+    host.notify('run_close', run.id)
+  end,
+  resize = function(run, rows, cols)
+    host.notify('run_resize', run.id, rows, cols)
+  end,
+  lost = function(run)
+    run:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'signal', message = 'the host exited' })
+  end,
+}
+
+--- Neovim's own terminal job in the pane's window, when there is no host.
+--- @type ttyoffer.RunBackend
+local as_job = {
+  name = 'job',
+  says_end = false,
+  signal = function(run, number)
+    if run.pid then
+      pcall(vim.uv.kill, run.pid, number)
+    end
+  end,
+  write = function(run, data)
+    if run._job then
+      pcall(api.nvim_chan_send, run._job, data)
+    end
+  end,
+  close = function(run)
+    if run.result or not run._job then
+      return
+    end
+    if run.pid then
+      -- A hang-up and, 200 ms later, a kill.
+      pcall(vim.uv.kill, -run.pid, 'sighup')
+      local pid, job = run.pid, run._job
+      vim.defer_fn(function()
+        if vim.fn.jobwait({ job }, 0)[1] == -1 then
+          pcall(vim.uv.kill, -pid, 'sigkill')
+        end
+      end, 200)
+    end
+    run:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'closed', message = '' })
+  end,
+  resize = function() end, -- Neovim's terminal follows its window itself
+  lost = function() end, -- not the host's
+}
+
+--- @param run ttyoffer.Run
+--- @param backend ttyoffer.RunBackend
+local function use_backend(run, backend)
+  run._backend, run.backend = backend, backend.name
+end
 
 --- A few words on how the run stands: running, exited 3, killed by SIGTERM,
 --- not found, closed.
@@ -95,9 +183,9 @@ function M.describe(r)
   return 'exited ' .. r.code
 end
 
---- Wait for the end, serving the editor's events: `{code, signal}` (and
---- `reason`). As vim.system's wait(): past `timeout` ms the program is
---- killed (SIGKILL) and the code is 124.
+--- Wait for the end, serving the editor's events: the RunResult. As
+--- vim.system's wait(): past `timeout` ms the program is killed (SIGKILL)
+--- and the code is 124.
 --- @param timeout integer?
 --- @return ttyoffer.RunResult
 function Run:wait(timeout)
@@ -137,19 +225,22 @@ function Run:kill(sig)
   if self.result then
     return
   end
-  if self.host and self.session then
-    -- The remote program, not the local ssh: over the shared connection,
-    -- never waited for.
-    local answer = host.request('remote_command', self.host, 'signal', self.session, config.current.runs.ssh, number)
-    if answer and answer.argv then
-      pcall(vim.system, answer.argv, { stdin = false })
-    end
-    return
+  self._backend.signal(self, number)
+end
+
+--- Type into the program's terminal, as a user would (vim.system()'s
+--- write(): a string, or a list of lines each ended by a newline; nil
+--- does nothing, a terminal has no end of input to close).
+--- @param data string|string[]?
+function Run:write(data)
+  if type(data) == 'table' then
+    data = table.concat(data, '\n') .. '\n'
   end
-  if self.backend == 'host' then
-    host.notify('run_signal', self.id, number)
-  elseif self.pid then
-    pcall(vim.uv.kill, self.pid, number)
+  if data ~= nil and type(data) ~= 'string' then
+    error(('(ttyoffer) write(): a string or a list of strings, got %s'):format(type(data)), 2)
+  end
+  if data and not self.result then
+    self._backend.write(self, data)
   end
 end
 
@@ -160,21 +251,7 @@ function Run:close()
     return
   end
   self.closing = true
-  if self.backend == 'host' then
-    host.notify('run_close', self.id)
-  elseif self._job and not self.result then
-    -- Neovim's own terminal job: a hang-up and, 200 ms later, a kill.
-    if self.pid then
-      pcall(vim.uv.kill, -self.pid, 'sighup')
-      local pid, job = self.pid, self._job
-      vim.defer_fn(function()
-        if vim.fn.jobwait({ job }, 0)[1] == -1 then
-          pcall(vim.uv.kill, -pid, 'sigkill')
-        end
-      end, 200)
-    end
-    self:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'closed', message = '' })
-  end
+  self._backend.close(self)
   pane_ui.close(self.pane)
   if self.result then
     runs[self.id] = nil
@@ -204,7 +281,7 @@ function Run:_ended(result)
     if result.message ~= '' then
       line = line .. ': ' .. title_rule.sanitize(result.message, 200)
     end
-    if self.backend == 'host' then
+    if self._backend.says_end then
       pane_ui.send(self.pane, '\r\n[' .. line .. ']\r\n')
     end
     local failed = result.reason ~= 'exited' or result.code ~= 0
@@ -220,7 +297,8 @@ function Run:_ended(result)
     end
   end
   if self._on_exit then
-    local ok, err = pcall(self._on_exit, { code = result.code, signal = result.signal, reason = result.reason })
+    -- A copy each: what one handler changes, the next does not see.
+    local ok, err = pcall(self._on_exit, vim.deepcopy(result))
     if not ok then
       notify.notice('on_exit of run ' .. self.id .. ' failed: ' .. tostring(err), vim.log.levels.ERROR)
     end
@@ -228,7 +306,7 @@ function Run:_ended(result)
   api.nvim_exec_autocmds('User', {
     pattern = 'TtyRunExit',
     modeline = false,
-    data = { id = self.id, code = result.code, signal = result.signal },
+    data = vim.tbl_extend('force', result, { id = self.id }),
   })
 end
 
@@ -270,7 +348,7 @@ end
 --- @param run ttyoffer.Run
 --- @param spec table
 local function start_as_job(run, spec)
-  run.backend = 'job'
+  use_backend(run, as_job)
   if spec.host then
     -- Never the command here instead of there.
     local message = 'runs on another machine need the host (' .. (host.error or host.state) .. ')'
@@ -367,7 +445,6 @@ function M.run(opts)
     id = id,
     title = title,
     argv = spec.argv,
-    backend = 'host',
     started = os.time(),
     closing = false,
     tmux = tmux_session,
@@ -375,6 +452,7 @@ function M.run(opts)
     _tmux_pane = tmux_pane,
     _on_exit = spec.on_exit,
   }, Run)
+  use_backend(run, on_host)
   if spec.host then
     -- After a dropped connection: the same session, attached to (not made).
     run._reattach = function()
@@ -405,9 +483,7 @@ function M.run(opts)
     title = title,
     placement = spec.placement,
     on_input = use_host and function(data)
-      if run.backend == 'host' then
-        host.notify('run_input', id, data)
-      end
+      run._backend.write(run, data)
     end or nil,
     on_close = function()
       run:close()
@@ -643,12 +719,12 @@ end
 
 --- New window sizes: the terminals of the panes shown follow.
 function M.resized()
-  for id, run in pairs(runs) do
-    if run.backend == 'host' and not run.result and pane_ui.valid(run.pane) then
+  for _, run in pairs(runs) do
+    if not run.result and pane_ui.valid(run.pane) then
       local rows, cols = pane_ui.size(run.pane)
       if rows and (rows ~= run._rows or cols ~= run._cols) then
         run._rows, run._cols = rows, cols
-        host.notify('run_resize', id, rows, cols)
+        run._backend.resize(run, rows, cols)
       end
     end
   end
@@ -657,8 +733,8 @@ end
 --- The host went away: its runs went with it (it hung them up).
 function M.host_lost()
   for _, run in pairs(runs) do
-    if run.backend == 'host' and not run.result then
-      run:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'signal', message = 'the host exited' })
+    if not run.result then
+      run._backend.lost(run)
     end
   end
 end
