@@ -122,6 +122,18 @@ def test_write_types_into_the_programs_terminal(ed: Editor) -> None:
 
 
 @pytest.mark.e2e
+def test_a_flood_the_filter_drops_whole_never_stalls_the_pane(ed: Editor, tmp_path: Path) -> None:
+    """300 KB of window titles written at once (the filter drops every one)
+    and then a line: the line is shown. Reading had paused on the raw bytes
+    read, which no acknowledgement would ever give back."""
+    titles = tmp_path / "titles"
+    titles.write_bytes((b"\x1b]0;" + b"a" * 70 + b"\x07") * 4000)
+    run_id = start(ed, argv=["sh", "-c", 'cat "$0"; echo after-the-titles; exec sleep 30', str(titles)])
+    wait_until(lambda: "after-the-titles" in ed.run_pane(run_id), 30, "the line after the titles")
+    ed.nvim.command(f"TtyRun close {run_id}")
+
+
+@pytest.mark.e2e
 def test_killed_by_a_signal_is_143_and_named(ed: Editor) -> None:
     run_id = start(ed, argv=["sh", "-c", "kill -TERM $$"])
     result = wait_exit(ed, run_id)

@@ -16,8 +16,9 @@ import pytest
 
 from harness import STRAY_PROMPT, start_stray
 from ttyoffer_nvim import offer as offer_module
-from ttyoffer_nvim.offer import BATCH_SIZE, RELAY_WINDOW, Offer, OfferTable, State
+from ttyoffer_nvim.offer import Offer, OfferTable, State
 from ttyoffer_nvim.ptys import READ_SIZE, get_winsize, session_of
+from ttyoffer_nvim.relay import BATCH_SIZE, RELAY_WINDOW
 
 
 def open_fds() -> set[int]:
@@ -407,7 +408,7 @@ async def test_the_relay_waits_for_the_editor_to_take_what_it_was_sent() -> None
     await asyncio.wait_for(presenter.presented.wait(), 10)
     table.attach(offer.id, 24, 80)
     deadline = loop.time() + 10
-    while not offer.throttled:
+    while not offer.relay.throttled:
         assert loop.time() < deadline
         await asyncio.sleep(0.01)
     sent = len(presenter.received())
@@ -417,7 +418,7 @@ async def test_the_relay_waits_for_the_editor_to_take_what_it_was_sent() -> None
     assert len(presenter.received()) == sent and proc.poll() is None
     while proc.poll() is None or len(presenter.received()) < total:
         assert loop.time() < deadline + 20
-        table.acknowledge(offer.id, offer.unacked)
+        table.acknowledge(offer.id, offer.relay.unacked)
         await asyncio.sleep(0.01)
     assert presenter.received().replace(b"\r\n", b"\n").count(b"x") == total
 

@@ -284,7 +284,7 @@ class TtyOfferHost:
                 "state": o.state.value,
                 "prompt": o.last_prompt,
                 "tty": o.slave_path,
-                "unacked": o.unacked,
+                "unacked": o.relay.unacked,
             }
             for o in self.table
         ]

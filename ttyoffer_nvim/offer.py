@@ -68,38 +68,23 @@ from .hangup import hang_up, hang_up_holders, holders
 from .keeper import KeeperLink
 from .procfs import process_gone, process_name
 from .ptys import (
-    READ_SIZE,
     Pty,
-    PtyEOF,
     drain,
     open_pty,
-    read_available,
     restore_defaults,
     session_of,
     set_winsize,
 )
+from .relay import Relay
 from .screen import ScreenModel
 from .sequences import SequenceFilter
 
-# A pty hands out at most a few KB per read; up to this much is gathered per
-# message to the editor, so a flood costs few messages.
-BATCH_SIZE = 256 * 1024
-# Relayed bytes the editor may not have taken yet (it acknowledges each
-# message once its terminal has them). Past this, the master is not read:
-# the kernel's pty buffer fills and the child blocks in write(), as on any
-# terminal that cannot keep up, instead of the host queueing without bound.
-# About a pty's own buffer: a question written after a flood waits behind
-# no more than it would in a native terminal (measured: 7-14 ms after a 30 s
-# flood at 64 KB, 44 ms at 256 KB; relay throughput the same as native).
-RELAY_WINDOW = 64 * 1024
 # The prompt in the title is recomputed once output has paused this long:
 # a question is asked and then waited on; a flood is not a question.
 PROMPT_QUIET = 0.05
 # How long the keeper's copies of ended commands' ptys may wait to be let go:
 # one message for many commands instead of one each.
 KEEPER_BATCH_DELAY = 0.1
-# Unwritten input kept per offer before further keys are dropped.
-MAX_PENDING_INPUT = 1024 * 1024
 # How long a write that no command seems to have made waits for the bind that
 # would explain it (a command that wrote and exited before its pid arrived)
 # before the writer is taken for a stray and hung up.
@@ -174,15 +159,13 @@ class Offer:
     rows: int
     cols: int
     screen: ScreenModel
+    # The output's flow control and the keys typed in the window.
+    relay: Relay
     state: State = State.ARMED
     pid: int = 0
     watch: ExitWatch | None = None
     last_prompt: str = ""
     released: bool = False
-    pending_input: bytearray = field(default_factory=bytearray)
-    # Relayed to the editor and not acknowledged yet; reading paused on it.
-    unacked: int = 0
-    throttled: bool = False
     prompt_timer: asyncio.TimerHandle | None = None
     # A first write no command seems to have made, waiting for a bind.
     unexplained: bytes = b""
@@ -277,9 +260,12 @@ class OfferTable:
     def open(self, rows: int, cols: int) -> Offer:
         rows, cols = usable_size(rows, cols)
         pty = open_pty(rows, cols)
-        offer = Offer(next(self._ids), pty, rows, cols, ScreenModel(rows, cols))
+        offer = Offer(
+            next(self._ids), pty, rows, cols, ScreenModel(rows, cols), Relay(self._loop, pty.master)
+        )
+        offer.relay.on_readable = lambda: self._on_readable(offer)
         self._offers[offer.id] = offer
-        self._loop.add_reader(pty.master, self._on_readable, offer)
+        offer.relay.watch()
         if self._keeper:
             self._keeper_holds[offer.id] = (pty.master, pty.slave_path)
             self._keeper_soon()
@@ -386,17 +372,14 @@ class OfferTable:
             self._drain(offer)
             self._finish(offer)
         else:
-            self._loop.add_reader(offer.pty.master, self._on_readable, offer)
+            offer.relay.watch()
 
     def acknowledge(self, offer_id: int, count: int) -> None:
         """The editor's terminal has taken `count` relayed bytes."""
         offer = self._offers.get(offer_id)
         if offer is None:
             return
-        offer.unacked = max(0, offer.unacked - count)
-        if offer.throttled and offer.unacked < RELAY_WINDOW and offer.state is State.ATTACHED:
-            offer.throttled = False
-            self._loop.add_reader(offer.pty.master, self._on_readable, offer)
+        offer.relay.acknowledge(count, resume=offer.state is State.ATTACHED)
 
     def close_all(self) -> None:
         for offer in list(self._offers.values()):
@@ -418,16 +401,8 @@ class OfferTable:
 
     def write(self, offer_id: int, data: bytes) -> None:
         offer = self._offers.get(offer_id)
-        if offer is None or offer.pty.master < 0:
-            return
-        if offer.pending_input:
-            if len(offer.pending_input) + len(data) <= MAX_PENDING_INPUT:
-                offer.pending_input += data
-            return
-        written = self._write_some(offer, data)
-        if written < len(data):
-            offer.pending_input += data[written:]
-            self._loop.add_writer(offer.pty.master, self._on_writable, offer)
+        if offer is not None and offer.pty.master >= 0:
+            offer.relay.write(data)
 
     def resize(self, offer_id: int, rows: int, cols: int) -> None:
         offer = self._offers.get(offer_id)
@@ -462,36 +437,18 @@ class OfferTable:
         if offer.state is State.ARMED:
             self._read_once(offer)
             return
-        chunks: list[bytes] = []
-        size = 0
-        eof = False
         # Never more in flight than the window: a question written after a
         # flood waits behind at most that much, as behind a terminal's own
         # buffer.
-        room = min(BATCH_SIZE, RELAY_WINDOW - offer.unacked)
-        while size < room:
-            try:
-                data = read_available(offer.pty.master, READ_SIZE)
-            except (PtyEOF, OSError):
-                eof = True
-                break
-            if not data:
-                break
-            chunks.append(data)
-            size += len(data)
-        if eof:
-            self._loop.remove_reader(offer.pty.master)
-        data = offer.sequences.feed(b"".join(chunks)) if chunks else b""
+        raw, _ = offer.relay.read_batch()
+        data = offer.sequences.feed(raw) if raw else b""
         if data:
             offer.screen.feed(data)
             self._relay(offer, data)
             self._schedule_prompt(offer)
-        if not eof and offer.unacked >= RELAY_WINDOW:
-            offer.throttled = True
-            self._loop.remove_reader(offer.pty.master)
 
     def _relay(self, offer: Offer, data: bytes) -> None:
-        offer.unacked += len(data)
+        offer.relay.relayed(len(data))
         self._presenter.output(offer, data)
 
     def _read_once(self, offer: Offer) -> bool:
@@ -506,7 +463,7 @@ class OfferTable:
         if not data:
             return False
         # Pause until the window is attached; the kernel keeps the rest.
-        self._loop.remove_reader(offer.pty.master)
+        offer.relay.unwatch()
         if not (offer.pid or offer.released) and session_of(offer.pty.master) is None:
             offer.unexplained = data
             offer.stray_timer = self._loop.call_later(STRAY_GRACE, self._turn_away, offer)
@@ -622,7 +579,7 @@ class OfferTable:
         (and a fresh filter: a stray may have left a sequence unfinished)."""
         offer.screen = ScreenModel(offer.rows, offer.cols)
         offer.sequences = SequenceFilter()
-        self._loop.add_reader(offer.pty.master, self._on_readable, offer)
+        offer.relay.watch()
 
     def _drain(self, offer: Offer) -> None:
         """Relay what is left to read. Bounded: a grandchild still holding
@@ -680,20 +637,6 @@ class OfferTable:
         ids, self._released = self._released, []
         self._presenter.released(ids)
 
-    def _write_some(self, offer: Offer, data: bytes) -> int:
-        try:
-            return os.write(offer.pty.master, data)
-        except BlockingIOError:
-            return 0
-        except OSError:
-            return len(data)  # the tty is gone; the input has nowhere to go
-
-    def _on_writable(self, offer: Offer) -> None:
-        written = self._write_some(offer, bytes(offer.pending_input))
-        del offer.pending_input[:written]
-        if not offer.pending_input:
-            self._loop.remove_writer(offer.pty.master)
-
     def _finish(self, offer: Offer) -> None:
         self._close(offer)
         self._presenter.closed(offer)
@@ -713,7 +656,6 @@ class OfferTable:
         self._hang_up_outsiders(offer)
         self._let_the_keeper_go(offer, now=declined)
         offer.pty.close()
-        offer.pending_input.clear()
         self._offers.pop(offer.id, None)
 
     def _stop_watching(self, offer: Offer) -> None:
@@ -728,8 +670,7 @@ class OfferTable:
             offer.stray_timer = None
         self._cancel_editor_check(offer)
         if offer.pty.master >= 0:
-            self._loop.remove_reader(offer.pty.master)
-            self._loop.remove_writer(offer.pty.master)
+            offer.relay.stop()
 
     def _cancel_editor_check(self, offer: Offer) -> None:
         if offer.editor_check is not None:

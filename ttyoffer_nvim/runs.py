@@ -39,7 +39,8 @@ from typing import Any, Protocol
 from . import remote, sessions
 from . import tmux as tmux_runs
 from .hangup import hang_up_holders, holders, slave_held_elsewhere
-from .ptys import READ_SIZE, Pty, PtyEOF, open_pty, read_available, set_winsize
+from .ptys import Pty, open_pty, set_winsize
+from .relay import Relay
 from .sequences import SequenceFilter
 from .shellenv import LoginPath, LoginPathCache, login_shell
 
@@ -50,10 +51,6 @@ DRAIN_GRACE = 0.25
 # Seconds the start of what could be dtach's clear-screen is held back
 # waiting for the rest of it (it comes in the same write, or just after).
 HELD_FOR = 0.05
-# Unacknowledged bytes per run before the host stops reading (see offer.py).
-RELAY_WINDOW = 64 * 1024
-BATCH_SIZE = 256 * 1024
-MAX_PENDING_INPUT = 1024 * 1024
 CLOSED_CODE = 128 + signal.SIGHUP
 # Seconds a tmux run's client is left to the pane-died hook once its program
 # is seen gone, before it is hung up.
@@ -107,10 +104,10 @@ class Run:
     told: bool = False
     closing: bool = False
     forgotten: bool = False
-    unacked: int = 0
-    throttled: bool = False
+    # The output's flow control and the keys typed in the pane, once the
+    # pty is open.
+    relay: Relay | None = None
     eof: bool = False
-    pending_input: bytearray = field(default_factory=bytearray)
     sequences: SequenceFilter = field(default_factory=SequenceFilter)
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
     # A persistent run: its session's name and files, and the stripper of
@@ -128,6 +125,10 @@ class Run:
     tmux_ending: tmux_runs.Ending | None = None
     # A run on another machine: the markers of its connection.
     remote: remote.Stream | None = None
+
+    @property
+    def throttled(self) -> bool:
+        return self.relay is not None and self.relay.throttled
 
     @property
     def running(self) -> bool:
@@ -267,6 +268,8 @@ class RunTable:
         except OSError as err:
             self._not_started(run, "cannot_start", f"cannot open a pty: {err.strerror or err}")
             return
+        run.relay = Relay(self._loop, run.pty.master)
+        run.relay.on_readable = lambda: self._on_readable(run)
         env = run_environment(spec, login.path, run.pty.slave_path)
         if spec.tmux is not None and not self._tmux_target(run, spec.tmux):
             return
@@ -312,7 +315,7 @@ class RunTable:
             self._loop.add_reader(run.pidfd, self._check_exit, run)
         else:  # no pidfds (old kernel): poll
             self._poll_exit(run)
-        self._loop.add_reader(run.pty.master, self._on_readable, run)
+        run.relay.watch()
         if run.tmux is not None:
             self._tmux_task(self._tmux_watch(run))
         self._presenter.run_started(run)
@@ -450,25 +453,13 @@ class RunTable:
 
     def write(self, run_id: int, data: bytes) -> None:
         run = self._runs.get(run_id)
-        if run is None or run.pty is None or run.pty.master < 0:
-            return
-        if run.pending_input:
-            if len(run.pending_input) + len(data) <= MAX_PENDING_INPUT:
-                run.pending_input += data
-            return
-        written = self._write_some(run, data)
-        if written < len(data):
-            run.pending_input += data[written:]
-            self._loop.add_writer(run.pty.master, self._on_writable, run)
+        if run is not None and run.relay is not None and run.pty is not None and run.pty.master >= 0:
+            run.relay.write(data)
 
     def acknowledge(self, run_id: int, count: int) -> None:
         run = self._runs.get(run_id)
-        if run is None:
-            return
-        run.unacked = max(0, run.unacked - count)
-        if run.throttled and run.unacked < RELAY_WINDOW and run.pty is not None and run.pty.master >= 0:
-            run.throttled = False
-            self._loop.add_reader(run.pty.master, self._on_readable, run)
+        if run is not None and run.relay is not None:
+            run.relay.acknowledge(count, resume=run.pty is not None and run.pty.master >= 0)
 
     def resize(self, run_id: int, rows: int, cols: int) -> None:
         run = self._runs.get(run_id)
@@ -487,25 +478,10 @@ class RunTable:
     # -- internals -----------------------------------------------------------
 
     def _on_readable(self, run: Run) -> None:
-        if run.pty is None or run.pty.master < 0:
+        if run.relay is None or run.pty is None or run.pty.master < 0:
             return
-        chunks: list[bytes] = []
-        size = 0
-        room = min(BATCH_SIZE, RELAY_WINDOW - run.unacked)
-        while size < room:
-            try:
-                data = read_available(run.pty.master, READ_SIZE)
-            except (PtyEOF, OSError):
-                run.eof = True
-                break
-            if not data:
-                break
-            chunks.append(data)
-            size += len(data)
-        if run.eof or run.unacked + size >= RELAY_WINDOW:
-            self._loop.remove_reader(run.pty.master)
-            run.throttled = not run.eof
-        data = b"".join(chunks)
+        data, eof = run.relay.read_batch()
+        run.eof = run.eof or eof
         if run.remote is not None:
             for part in run.remote.feed(data) + ([run.remote.flush()] if run.eof else []):
                 if isinstance(part, str):
@@ -534,25 +510,9 @@ class RunTable:
     def _relay(self, run: Run, data: bytes) -> None:
         data = run.sequences.feed(data) if data else b""
         if data:
-            run.unacked += len(data)
+            if run.relay is not None:
+                run.relay.relayed(len(data))
             self._presenter.run_output(run, data)
-
-    def _write_some(self, run: Run, data: bytes) -> int:
-        assert run.pty is not None
-        try:
-            return os.write(run.pty.master, data)
-        except BlockingIOError:
-            return 0
-        except OSError:
-            return len(data)  # the terminal is gone; the input has nowhere to go
-
-    def _on_writable(self, run: Run) -> None:
-        if run.pty is None or run.pty.master < 0:
-            return
-        written = self._write_some(run, bytes(run.pending_input))
-        del run.pending_input[:written]
-        if not run.pending_input:
-            self._loop.remove_writer(run.pty.master)
 
     def _poll_exit(self, run: Run) -> None:
         if not self._check_exit(run):
@@ -703,8 +663,8 @@ class RunTable:
         pty = run.pty
         if pty is None or pty.master < 0:
             return
-        self._loop.remove_reader(pty.master)
-        self._loop.remove_writer(pty.master)
+        if run.relay is not None:
+            run.relay.stop()
         pty.close_slave()
         if not hang_up_holders(pty.master, pty.slave_path) or now:
             pty.close()
