@@ -1,4 +1,4 @@
-"""Hermetic: a run's host side (ttyoffer_nvim/runs.py, shellenv.py) over real
+"""Hermetic: a run's host side (ttyoffer_nvim/runs/runs.py, runs/shellenv.py) over real
 ptys and real programs, with a fake presenter and no editor."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from ttyoffer_nvim import runs as runs_module
-from ttyoffer_nvim import sessions
-from ttyoffer_nvim.runs import Run, RunSpec, RunTable, resolve, run_environment, spec_from
-from ttyoffer_nvim.shellenv import MARKER, LoginPath, parse
+from ttyoffer_nvim.runs import runs as runs_module
+from ttyoffer_nvim.runs import sessions
+from ttyoffer_nvim.runs.runs import Run, RunSpec, RunTable, resolve, run_environment, spec_from
+from ttyoffer_nvim.runs.shellenv import MARKER, LoginPath, parse
 
 
 class FakePresenter:

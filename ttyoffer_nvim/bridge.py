@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ships no types
 
-from . import procfs
-from .keeper import KeeperLink
-from .offer import Offer, OfferTable, State
+from .offer.offer import Offer, OfferTable, State
 from .protocol import EVENTS, REQUESTS, TERMINAL_TRAFFIC, event_call
+from .term import procfs
+from .term.keeper import KeeperLink
 
 # Runs, sessions and tmux are imported when first used: an idle host, which
 # most hosts are, does without their megabyte.
 if TYPE_CHECKING:
-    from . import tmux
-    from .runs import Run, RunTable
+    from .runs import tmux
+    from .runs.runs import Run, RunTable
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +230,7 @@ class TtyOfferHost:
     @property
     def runs(self) -> RunTable:
         if self._runs is None:
-            from .runs import RunTable
+            from .runs.runs import RunTable
 
             self._runs = RunTable(self._nvim.loop, self._presenter, dict(os.environ))
         return self._runs
@@ -305,7 +305,7 @@ class TtyOfferHost:
         return {"path": login.value.path, "source": login.value.source}
 
     def sessions(self) -> dict[str, Any]:
-        from . import sessions
+        from .runs import sessions
 
         try:
             folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
@@ -316,7 +316,7 @@ class TtyOfferHost:
     def session_kill(self, name: Any) -> dict[str, Any]:
         """{name, count}, or {error} for a name that is not one (it is never
         taken for the session the sanitiser would make of it)."""
-        from . import sessions
+        from .runs import sessions
 
         refused = sessions.refusal(name)
         if refused is not None:
@@ -328,7 +328,7 @@ class TtyOfferHost:
         return {"name": name, "count": sessions.kill_session(folder, name)}
 
     def _tmux(self, server: Any) -> tmux.Tmux:
-        from . import tmux
+        from .runs import tmux
 
         return tmux.for_server(str(server or ""), dict(os.environ))
 
@@ -336,8 +336,8 @@ class TtyOfferHost:
         """Make the pane of a tmux run's program, or find the one to
         re-attach to; the errors reach the caller before any pane opens.
         tmux runs off the loop (tmux.call)."""
-        from . import tmux
-        from .runs import NOT_STARTED_CODE, resolve
+        from .runs import tmux
+        from .runs.runs import NOT_STARTED_CODE, resolve
 
         if not isinstance(spec, dict):
             return {"error": "a tmux run is described by a table"}
@@ -378,7 +378,7 @@ class TtyOfferHost:
         return answer
 
     async def tmux_list(self, server: Any) -> dict[str, Any]:
-        from . import tmux
+        from .runs import tmux
 
         try:
             found = await tmux.list_sessions(self._tmux(server))
@@ -389,7 +389,7 @@ class TtyOfferHost:
     def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any, signum: Any) -> dict[str, Any]:
         """The argv of a list, kill, check or signal on `dest` (fast: nothing
         is asked of the network here; the editor runs it)."""
-        from . import remote
+        from .runs import remote
 
         if action not in ("list", "kill", "check", "signal"):
             return {"error": f"no remote action {action!r}"}
@@ -401,7 +401,7 @@ class TtyOfferHost:
         return {"argv": built.argv, "name": built.name}
 
     async def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
-        from . import tmux
+        from .runs import tmux
 
         try:
             return {"ended": await tmux.kill(self._tmux(server), str(session))}
@@ -506,7 +506,7 @@ class TtyOfferHost:
         self.table.configure(float(blocked_ms))
 
     def run_start(self, run_id: int, spec: Any) -> None:
-        from .runs import spec_from
+        from .runs.runs import spec_from
 
         self.runs.start(int(run_id), spec_from(spec))
 

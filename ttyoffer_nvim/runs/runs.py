@@ -36,11 +36,11 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..term.hangup import hang_up_holders, holders, slave_held_elsewhere
+from ..term.ptys import READ_SIZE, Pty, PtyEOF, open_pty, read_available, set_winsize
+from ..term.sequences import SequenceFilter
 from . import remote, sessions
 from . import tmux as tmux_runs
-from .hangup import hang_up_holders, holders, slave_held_elsewhere
-from .ptys import READ_SIZE, Pty, PtyEOF, open_pty, read_available, set_winsize
-from .sequences import SequenceFilter
 from .shellenv import LoginPath, LoginPathCache, login_shell
 
 # Seconds between the hang-up of a closed run's process group and its kill.
@@ -50,7 +50,7 @@ DRAIN_GRACE = 0.25
 # Seconds the start of what could be dtach's clear-screen is held back
 # waiting for the rest of it (it comes in the same write, or just after).
 HELD_FOR = 0.05
-# Unacknowledged bytes per run before the host stops reading (see offer.py).
+# Unacknowledged bytes per run before the host stops reading (see offer/offer.py).
 RELAY_WINDOW = 64 * 1024
 BATCH_SIZE = 256 * 1024
 MAX_PENDING_INPUT = 1024 * 1024
