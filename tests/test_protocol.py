@@ -1,5 +1,5 @@
 """The protocol between editor and host is declared once
-(ttyoffer_nvim/protocol.py): lua/ttyoffer/protocol.lua is written from it
+(ttyoffer_nvim/protocol.py): the editor's protocol.lua is written from it
 and current, the remote plugin exports every method from it, every handler
 on either side is there with those arguments, and the host takes each
 argument as declared."""
