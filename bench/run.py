@@ -183,7 +183,7 @@ class Bench:
         """:TtyRun! dest:name to the first replayed byte over loopback ssh
         (a real sshd serving this account, a key of the bench's own)."""
         from sshd import sshd
-        from ttyoffer_nvim import remote
+        from ttyoffer_nvim.runs import remote
 
         folder = self.workdir / "sshd-client"
         folder.mkdir()
@@ -605,7 +605,7 @@ def recording_flood(workdir: Path, seconds: int) -> dict[str, Any]:
     what the program printed (which an unbounded recording would hold)."""
     import shutil
 
-    from ttyoffer_nvim import sessions
+    from ttyoffer_nvim.runs import sessions
 
     runtime = workdir / "flood-runtime"
     runtime.mkdir(mode=0o700)

@@ -1,5 +1,5 @@
 """Generates the table of unprintable code points in lua/ttyoffer/title.lua
-from the rule in ttyoffer_nvim/text.py (``python scripts/unprintable.py
+from the rule in ttyoffer_nvim/term/text.py (``python scripts/unprintable.py
 --write``); a test checks that the table is current, so both sides of the
 plugin apply one rule."""
 
@@ -10,7 +10,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from ttyoffer_nvim.text import UNPRINTABLE_CATEGORIES, unprintable
+from ttyoffer_nvim.term.text import UNPRINTABLE_CATEGORIES, unprintable
 
 TITLE_LUA = Path(__file__).resolve().parent.parent / "lua" / "ttyoffer" / "title.lua"
 _BEGIN, _END = "-- BEGIN unprintable ranges", "-- END unprintable ranges"

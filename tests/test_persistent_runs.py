@@ -26,9 +26,10 @@ from hypothesis import strategies as st
 from test_unit_runs import FakePresenter, table, until
 
 from harness import Editor, Sandbox, editor, wait_until
-from ttyoffer_nvim import procfs, sessions, sessionwrap
-from ttyoffer_nvim.runs import RunSpec
-from ttyoffer_nvim.sessions import ClearStripper, sanitize_name
+from ttyoffer_nvim.runs import sessions, sessionwrap
+from ttyoffer_nvim.runs.runs import RunSpec
+from ttyoffer_nvim.runs.sessions import ClearStripper, sanitize_name
+from ttyoffer_nvim.term import procfs
 from users import accounts
 
 pytestmark = pytest.mark.e2e

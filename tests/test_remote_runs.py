@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 from harness import Editor, Sandbox, editor, wait_until
 from sshd import SshdOptions, SshServer, sshd
-from ttyoffer_nvim import remote
-from ttyoffer_nvim.sessions import sanitize_name
+from ttyoffer_nvim.runs import remote
+from ttyoffer_nvim.runs.sessions import sanitize_name
 from users import Account, accounts, world_readable_folder
 
 pytestmark = pytest.mark.e2e

@@ -12,7 +12,7 @@ import unprintable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ttyoffer_nvim.text import sanitize
+from ttyoffer_nvim.term.text import sanitize
 
 pytestmark = pytest.mark.nvim
 

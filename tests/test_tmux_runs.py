@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import Editor, Sandbox, editor, wait_until
-from ttyoffer_nvim import tmux
-from ttyoffer_nvim.sessions import sanitize_name
-from ttyoffer_nvim.tmux import PREFIX, Tmux
+from ttyoffer_nvim.runs import tmux
+from ttyoffer_nvim.runs.sessions import sanitize_name
+from ttyoffer_nvim.runs.tmux import PREFIX, Tmux
 
 pytestmark = pytest.mark.e2e
 

@@ -6,7 +6,8 @@ import io
 import logging
 import resource
 
-from ttyoffer_nvim.bridge import as_bytes, install_log_redaction, raise_fd_limit
+from ttyoffer_nvim.bridge import install_log_redaction, raise_fd_limit
+from ttyoffer_nvim.protocol import as_bytes
 
 
 def test_terminal_traffic_never_reaches_the_log() -> None:

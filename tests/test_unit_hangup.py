@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from harness import start_stray
-from ttyoffer_nvim.hangup import hang_up_holders, slave_held_elsewhere
-from ttyoffer_nvim.ptys import Pty, open_pty
+from ttyoffer_nvim.term.hangup import hang_up_holders, slave_held_elsewhere
+from ttyoffer_nvim.term.ptys import Pty, open_pty
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ import sys
 import pytest
 
 from harness import pidfds_of, start_stray, wait_until
-from ttyoffer_nvim import keeper
-from ttyoffer_nvim.keeper import KeeperLink
-from ttyoffer_nvim.procfs import process_gone, stat
-from ttyoffer_nvim.ptys import open_pty
+from ttyoffer_nvim.term import keeper
+from ttyoffer_nvim.term.keeper import KeeperLink
+from ttyoffer_nvim.term.procfs import process_gone, stat
+from ttyoffer_nvim.term.ptys import open_pty
 
 # The command: its terminal made its controlling one, then the script.
 TAKE_TTY = "import os, signal, sys; os.close(os.open(sys.argv[1], os.O_RDWR)); exec(sys.argv[2])"

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from harness import STRAY_PROMPT, start_stray
-from ttyoffer_nvim import offer as offer_module
-from ttyoffer_nvim.offer import Offer, OfferTable, State
-from ttyoffer_nvim.ptys import READ_SIZE, get_winsize, session_of
-from ttyoffer_nvim.relay import BATCH_SIZE, RELAY_WINDOW
+from ttyoffer_nvim.offer import offer as offer_module
+from ttyoffer_nvim.offer.offer import Offer, OfferTable, State
+from ttyoffer_nvim.term.ptys import READ_SIZE, get_winsize, session_of
+from ttyoffer_nvim.term.relay import BATCH_SIZE, RELAY_WINDOW
 
 
 def open_fds() -> set[int]:
@@ -307,7 +307,7 @@ async def test_a_command_given_the_terminal_during_the_grace_is_spared(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Long enough for the command to be sure to hold its terminal by then.
-    monkeypatch.setattr("ttyoffer_nvim.offer.STRAY_GRACE", 30.0)
+    monkeypatch.setattr("ttyoffer_nvim.offer.offer.STRAY_GRACE", 30.0)
     presenter = FakePresenter()
     table = OfferTable(asyncio.get_running_loop(), presenter)
     offer = table.open(24, 80)

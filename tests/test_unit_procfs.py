@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 from harness import wait_until
-from ttyoffer_nvim import procfs
-from ttyoffer_nvim.ptys import open_pty
+from ttyoffer_nvim.term import procfs
+from ttyoffer_nvim.term.ptys import open_pty
 
 
 def test_own_stat() -> None:

@@ -1,5 +1,5 @@
 """Hermetic: the relay the prompt window and the run pane share, over a real
-pty (ttyoffer_nvim/relay.py)."""
+pty (ttyoffer_nvim/term/relay.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import os
 import termios
 import tty
 
-from ttyoffer_nvim.ptys import open_pty
-from ttyoffer_nvim.relay import RELAY_WINDOW, Relay
+from ttyoffer_nvim.term.ptys import open_pty
+from ttyoffer_nvim.term.relay import RELAY_WINDOW, Relay
 
 
 async def test_reading_pauses_on_a_full_window_and_goes_on_when_acknowledged() -> None:
@@ -45,9 +45,16 @@ async def test_reading_pauses_on_a_full_window_and_goes_on_when_acknowledged() -
         assert len(got) == before, "read on while the window was full"
         relay.acknowledge(len(got))
         assert not relay.throttled and relay.unacked == 0
-        woke.clear()
-        os.write(pty.slave, b"more")
-        await asyncio.wait_for(woke.wait(), 10)
+        pending = b"more"
+        while pending:
+            try:
+                pending = pending[os.write(pty.slave, pending) :]
+            except BlockingIOError:
+                await asyncio.sleep(0.001)
+        for _ in range(1000):
+            if got.endswith(b"more"):
+                break
+            await asyncio.sleep(0.01)
         assert got.endswith(b"more")
     finally:
         relay.stop()
@@ -62,10 +69,13 @@ async def test_output_dropped_whole_never_throttles() -> None:
     tty.setraw(pty.slave)
     relay = Relay(loop, pty.master)
     seen = asyncio.Event()
+    tail = bytearray()
 
     def readable() -> None:
         data, _ = relay.read_batch()
-        if b"end" in data:
+        tail.extend(data)
+        del tail[:-8]  # "end" may come split between reads
+        if tail.endswith(b"end"):
             seen.set()
         relay.relayed(0)  # everything dropped
 
@@ -73,14 +83,13 @@ async def test_output_dropped_whole_never_throttles() -> None:
     relay.watch()
     try:
         os.set_blocking(pty.slave, False)
-        sent = 0
-        while sent < 4 * RELAY_WINDOW:
+        # Never a blocking write: the reader runs on this same loop.
+        pending = b"t" * (4 * RELAY_WINDOW) + b"end"
+        while pending:
             try:
-                sent += os.write(pty.slave, b"t" * 4096)
+                pending = pending[os.write(pty.slave, pending[:4096]) :]
             except BlockingIOError:
                 await asyncio.sleep(0.001)
-        os.set_blocking(pty.slave, True)
-        os.write(pty.slave, b"end")
         await asyncio.wait_for(seen.wait(), 10)
         assert not relay.throttled and relay.unacked == 0
     finally:

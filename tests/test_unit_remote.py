@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ttyoffer_nvim import remote
+from ttyoffer_nvim.runs import remote
 
 
 def test_destinations_ssh_takes_are_passed_and_others_refused() -> None:

@@ -1,4 +1,4 @@
-"""Hermetic: a run's host side (ttyoffer_nvim/runs.py, shellenv.py) over real
+"""Hermetic: a run's host side (ttyoffer_nvim/runs/runs.py, runs/shellenv.py) over real
 ptys and real programs, with a fake presenter and no editor."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from ttyoffer_nvim import runs as runs_module
-from ttyoffer_nvim import sessions
-from ttyoffer_nvim.runs import Run, RunSpec, RunTable, resolve, run_environment, spec_from
-from ttyoffer_nvim.shellenv import MARKER, LoginPath, parse
+from ttyoffer_nvim.runs import runs as runs_module
+from ttyoffer_nvim.runs import sessions
+from ttyoffer_nvim.runs.runs import Run, RunSpec, RunTable, resolve, run_environment, spec_from
+from ttyoffer_nvim.runs.shellenv import MARKER, LoginPath, parse
 
 
 class FakePresenter:
@@ -193,7 +193,7 @@ async def test_the_login_path_is_awaited_once_and_a_slow_shell_times_out(tmp_pat
     """A tmux run waits for the login shell's PATH on the host's loop (not
     by polling from the editor): the real shell's answer, asked once; a
     shell slower than the bound gives None and the question goes on."""
-    from ttyoffer_nvim.shellenv import LoginPathCache
+    from ttyoffer_nvim.runs.shellenv import LoginPathCache
 
     loop = asyncio.get_running_loop()
     env = {"PATH": os.environ["PATH"], "SHELL": "/bin/sh", "HOME": str(tmp_path)}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pyte
 import pytest
 
-from ttyoffer_nvim.screen import PROMPT_MAX, TAIL_LIMIT, ScreenModel
-from ttyoffer_nvim.sequences import SequenceFilter
-from ttyoffer_nvim.text import sanitize
+from ttyoffer_nvim.offer.screen import PROMPT_MAX, TAIL_LIMIT, ScreenModel
+from ttyoffer_nvim.term.sequences import SequenceFilter
+from ttyoffer_nvim.term.text import sanitize
 
 
 def model(data: bytes, rows: int = 24, cols: int = 80) -> ScreenModel:

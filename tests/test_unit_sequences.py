@@ -1,5 +1,5 @@
 """Hermetic: what of a command's terminal output a prompt window lets through
-(ttyoffer_nvim/sequences.py)."""
+(ttyoffer_nvim/term/sequences.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ttyoffer_nvim.sequences import SequenceFilter
+from ttyoffer_nvim.term.sequences import SequenceFilter
 
 ESC = b"\x1b"
 ST = b"\x1b\\"

@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ships no types
 
-from . import procfs
-from .keeper import KeeperLink
-from .offer import Offer, OfferTable, State
-from .protocol import EVENTS, REQUESTS, TERMINAL_TRAFFIC, event_call
+from .offer.offer import Offer, OfferTable, State
+from .protocol import EVENTS, REQUESTS, TERMINAL_TRAFFIC, arguments, event_call
+from .term import procfs
+from .term.keeper import KeeperLink
 
 # Runs, sessions and tmux are imported when first used: an idle host, which
 # most hosts are, does without their megabyte.
 if TYPE_CHECKING:
-    from . import tmux
-    from .runs import Run, RunTable
+    from .runs import tmux
+    from .runs.runs import Run, RunTable
 
 log = logging.getLogger(__name__)
 
@@ -47,13 +47,6 @@ KEEPER_RESTARTS = 3
 KEEPER_RESTART_WINDOW = 60.0
 # Seconds a tmux run waits for the login shell's PATH (then the host's).
 LOGIN_PATH_WAIT = 3.0
-
-
-def as_bytes(data: Any) -> bytes:
-    """Lua strings arrive as msgpack str; surrogateescape restores the raw bytes."""
-    if isinstance(data, bytes):
-        return data
-    return str(data).encode("utf-8", "surrogateescape")
 
 
 def raise_fd_limit(ceiling: int = procfs.FD_CEILING) -> None:
@@ -232,7 +225,7 @@ class TtyOfferHost:
     @property
     def runs(self) -> RunTable:
         if self._runs is None:
-            from .runs import RunTable
+            from .runs.runs import RunTable
 
             self._runs = RunTable(self._nvim.loop, self._presenter, dict(os.environ))
         return self._runs
@@ -266,13 +259,23 @@ class TtyOfferHost:
 
     def _allocate(self, count: int, rows: int, cols: int) -> tuple[list[list[Any]], str]:
         ptys: list[list[Any]] = []
-        for _ in range(max(0, min(int(count), MAX_BATCH))):
+        for _ in range(max(0, min(count, MAX_BATCH))):
             try:
-                offer = self.table.open(int(rows), int(cols))
+                offer = self.table.open(rows, cols)
             except OSError as err:
                 return ptys, f"cannot open a pty: {err.strerror or err}"
             ptys.append([offer.id, offer.slave_path])
         return ptys, ""
+
+    def handle(self, name: str, args: tuple[Any, ...]) -> Any:
+        """Method `name` of the protocol, as the remote-plugin shell calls it:
+        each argument taken as protocol.py declares it, and a request whose
+        value comes from a coroutine waited for (answer_now). Below, every
+        handler gets its arguments so taken."""
+        value = getattr(self, name)(*arguments(name, args))
+        if inspect.iscoroutine(value):
+            return self.answer_now(value)
+        return value
 
     # -- requests (a value is returned) -------------------------------------
 
@@ -296,7 +299,7 @@ class TtyOfferHost:
         }
 
     def screen(self, offer_id: int) -> str:
-        offer = self.table.get(int(offer_id))
+        offer = self.table.get(offer_id)
         return offer.screen.text() if offer else ""
 
     def run_path(self) -> dict[str, Any]:
@@ -307,7 +310,7 @@ class TtyOfferHost:
         return {"path": login.value.path, "source": login.value.source}
 
     def sessions(self) -> dict[str, Any]:
-        from . import sessions
+        from .runs import sessions
 
         try:
             folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
@@ -318,7 +321,7 @@ class TtyOfferHost:
     def session_kill(self, name: Any) -> dict[str, Any]:
         """{name, count}, or {error} for a name that is not one (it is never
         taken for the session the sanitiser would make of it)."""
-        from . import sessions
+        from .runs import sessions
 
         refused = sessions.refusal(name)
         if refused is not None:
@@ -330,7 +333,7 @@ class TtyOfferHost:
         return {"name": name, "count": sessions.kill_session(folder, name)}
 
     def _tmux(self, server: Any) -> tmux.Tmux:
-        from . import tmux
+        from .runs import tmux
 
         return tmux.for_server(str(server or ""), dict(os.environ))
 
@@ -338,8 +341,8 @@ class TtyOfferHost:
         """Make the pane of a tmux run's program, or find the one to
         re-attach to; the errors reach the caller before any pane opens.
         tmux runs off the loop (tmux.call)."""
-        from . import tmux
-        from .runs import NOT_STARTED_CODE, resolve
+        from .runs import tmux
+        from .runs.runs import NOT_STARTED_CODE, resolve
 
         if not isinstance(spec, dict):
             return {"error": "a tmux run is described by a table"}
@@ -382,7 +385,7 @@ class TtyOfferHost:
         return answer
 
     async def tmux_list(self, server: Any) -> dict[str, Any]:
-        from . import tmux
+        from .runs import tmux
 
         try:
             found = await tmux.list_sessions(self._tmux(server))
@@ -393,7 +396,7 @@ class TtyOfferHost:
     def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any, signum: Any) -> dict[str, Any]:
         """The argv of a list, kill, check or signal on `dest` (fast: nothing
         is asked of the network here; the editor runs it)."""
-        from . import remote
+        from .runs import remote
 
         if action not in ("list", "kill", "check", "signal"):
             return {"error": f"no remote action {action!r}"}
@@ -405,7 +408,7 @@ class TtyOfferHost:
         return {"argv": built.argv, "name": built.name}
 
     async def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
-        from . import tmux
+        from .runs import tmux
 
         try:
             return {"ended": await tmux.kill(self._tmux(server), str(session))}
@@ -434,9 +437,8 @@ class TtyOfferHost:
         if name not in REQUESTS:
             send_event(self._nvim, "answer", token, None, f"{name!r} is not a request of the host")
             return
-        arguments = list(args) if isinstance(args, (list, tuple)) else []
         try:
-            value = getattr(self, str(name))(*arguments)
+            value = getattr(self, str(name))(*arguments(str(name), args))
         except Exception as err:
             log.debug("ttyoffer: request %s failed", name, exc_info=True)
             send_event(self._nvim, "answer", token, None, f"{name} failed: {err}")
@@ -463,41 +465,41 @@ class TtyOfferHost:
         send_event(self._nvim, "stock", ptys, error)
 
     def bind(self, offer_id: int, pid: int) -> None:
-        self.table.bind(int(offer_id), int(pid))
+        self.table.bind(offer_id, pid)
 
     def dismiss(self, offer_id: int) -> None:
-        self.table.dismiss(int(offer_id))
+        self.table.dismiss(offer_id)
 
     def retire(self, offer_ids: list[int]) -> None:
         for offer_id in offer_ids:
-            self.table.retire(int(offer_id))
+            self.table.retire(offer_id)
 
     def attach(self, offer_id: int, rows: int, cols: int) -> None:
-        self.table.attach(int(offer_id), int(rows), int(cols))
+        self.table.attach(offer_id, rows, cols)
 
-    def input(self, offer_id: int, data: Any) -> None:
-        self.table.write(int(offer_id), as_bytes(data))
+    def input(self, offer_id: int, data: bytes) -> None:
+        self.table.write(offer_id, data)
 
     def ack(self, offer_id: int, count: int) -> None:
-        self.table.acknowledge(int(offer_id), int(count))
+        self.table.acknowledge(offer_id, count)
 
     def resize(self, offer_id: int, rows: int, cols: int) -> None:
-        self.table.resize(int(offer_id), int(rows), int(cols))
+        self.table.resize(offer_id, rows, cols)
 
     def resize_armed(self, rows: int, cols: int) -> None:
-        self.table.resize_armed(int(rows), int(cols))
+        self.table.resize_armed(rows, cols)
 
     def seen(self, offer_id: int) -> None:
-        self.table.seen(int(offer_id))
+        self.table.seen(offer_id)
 
     def release(self, offer_id: int) -> None:
-        self.table.release_unbound(int(offer_id))
+        self.table.release_unbound(offer_id)
 
     def drawn(self, offer_id: int) -> None:
-        self.table.drawn(int(offer_id))
+        self.table.drawn(offer_id)
 
-    def knock(self, path: Any) -> None:
-        self._presenter.knock_at(str(path))
+    def knock(self, path: str) -> None:
+        self._presenter.knock_at(path)
         # A command that asked before the socket was known (the editor's
         # first wrapped vim.system() makes it, after the spawn) is knocked
         # for now: its wait would otherwise serve fast events only, and its
@@ -507,24 +509,24 @@ class TtyOfferHost:
                 self._presenter.knock(offer)
 
     def configure(self, blocked_ms: float) -> None:
-        self.table.configure(float(blocked_ms))
+        self.table.configure(blocked_ms)
 
     def run_start(self, run_id: int, spec: Any) -> None:
-        from .runs import spec_from
+        from .runs.runs import spec_from
 
-        self.runs.start(int(run_id), spec_from(spec))
+        self.runs.start(run_id, spec_from(spec))
 
-    def run_input(self, run_id: int, data: Any) -> None:
-        self.runs.write(int(run_id), as_bytes(data))
+    def run_input(self, run_id: int, data: bytes) -> None:
+        self.runs.write(run_id, data)
 
     def run_ack(self, run_id: int, count: int) -> None:
-        self.runs.acknowledge(int(run_id), int(count))
+        self.runs.acknowledge(run_id, count)
 
     def run_resize(self, run_id: int, rows: int, cols: int) -> None:
-        self.runs.resize(int(run_id), int(rows), int(cols))
+        self.runs.resize(run_id, rows, cols)
 
     def run_close(self, run_id: int) -> None:
-        self.runs.close(int(run_id))
+        self.runs.close(run_id)
 
     def run_signal(self, run_id: int, signum: int) -> None:
-        self.runs.signal(int(run_id), int(signum))
+        self.runs.signal(run_id, signum)

@@ -1,7 +1,12 @@
-"""The protocol between the editor and the host, named once on this side.
+"""The protocol between the editor and the host, declared once.
 
-``lua/ttyoffer/protocol.lua`` lists the same names and arguments, and a test
-holds both sides, and the handlers on each, to it.
+Each message is declared here, once: its name, its arguments in order, what
+each argument is taken as on this side, and what it means. The rest follows:
+the remote-plugin shell registers an RPC export for every method
+(``exports_of_the_protocol``), the host takes each argument as declared
+(``arguments``, in ``TtyOfferHost.handle``), and the editor's ``protocol.lua`` is written from this module by
+``scripts/protocol_lua.py`` (a test holds it current, and the handlers on
+each side to the names and arguments).
 
 Host -> editor: notifications, each a call of the function of the same name
 in ``require('ttyoffer.events')``. Editor -> host: RPC methods named
@@ -10,110 +15,210 @@ in ``require('ttyoffer.events')``. Editor -> host: RPC methods named
 
 from __future__ import annotations
 
-EVENTS: dict[str, tuple[str, ...]] = {
-    "stock": ("ptys", "error"),
-    "present": ("offer_id", "data"),
-    "output": ("offer_id", "data"),
-    "prompt": ("offer_id", "text"),
-    "closed": ("offer_id",),
-    "released": ("offer_ids",),
-    "turned_away": ("writers",),
-    "no_keeper": ("reason",),
-    # The command asked (the question on its screen, may be "") while the
-    # editor served nothing, and was hung up.
-    "unserved": ("offer_id", "question"),
-    # A run's program started, with this pid.
-    "run_started": ("run_id", "pid", "session"),
-    # Bytes for a run's pane.
-    "run_output": ("run_id", "data"),
-    # A run's program ended, or could not start: {code, signal, signal_name,
-    # reason, message}.
-    "run_exit": ("run_id", "result"),
-    # The answer to an `ask`: the request's value, or why there is none.
-    "answer": ("token", "result", "error"),
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+def as_bytes(data: Any) -> bytes:
+    """Lua strings arrive as msgpack str; surrogateescape restores the raw bytes."""
+    if isinstance(data, bytes):
+        return data
+    return str(data).encode("utf-8", "surrogateescape")
+
+
+def _ints(values: Any) -> list[int]:
+    return [int(value) for value in values]
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+# What an argument is taken as: its name in a declaration, and the function
+# that takes it so. "any" is passed on as it came (the handler checks it).
+TYPES: dict[str, Callable[[Any], Any]] = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "bytes": as_bytes,
+    "ints": _ints,
+    "any": _as_is,
 }
 
-REQUESTS: dict[str, tuple[str, ...]] = {
-    "status": (),
-    "screen": ("offer_id",),
-    # The PATH runs get: {path, source}, or {pending = true} while the
-    # login shell is being asked.
-    "run_path": (),
-    # The persistent sessions, read now: {sessions = [{name, created,
-    # command, title, pid, ended}], error}.
-    "sessions": (),
-    # End a persistent session: {name, count}, or {error} for a name that is not one.
-    "session_kill": ("name",),
-    # Make the pane of a tmux run's program (or find the one to re-attach
-    # to): {session, pane, attach (the argv that attaches to it), ended (how
-    # the program ended, when it had)}, or {error}.
-    "tmux_prepare": ("spec",),
-    # Our tmux sessions, read now: {sessions = [{name, created, attached,
-    # command, title}], error}.
-    "tmux_list": ("server",),
-    # End one of our tmux sessions: {ended} or {error}.
-    "tmux_kill": ("session", "server"),
-    # The local argv that does `action` (list, kill, check, signal: with
-    # signum) on an ssh destination: {argv}, or {error}. Built here, run by
-    # the editor.
-    "remote_command": ("dest", "action", "name", "ssh", "signum"),
+
+@dataclass(frozen=True)
+class Message:
+    kind: str  # "event", "request" or "notify"
+    args: tuple[str, ...]
+    types: tuple[str, ...]
+    doc: str
+    # Its arguments carry what a terminal showed or was typed: never written
+    # to a log in full.
+    terminal: bool = False
+
+
+def _message(kind: str, doc: str, terminal: bool, args: dict[str, str]) -> Message:
+    for name, type_name in args.items():
+        if type_name not in TYPES:
+            raise ValueError(f"{name}: no argument type {type_name!r}")
+    return Message(kind, tuple(args), tuple(args.values()), doc, terminal)
+
+
+def event(doc: str, *args: str, terminal: bool = False) -> Message:
+    return _message("event", doc, terminal, dict.fromkeys(args, "any"))
+
+
+def request(doc: str = "", terminal: bool = False, **args: str) -> Message:
+    return _message("request", doc, terminal, args)
+
+
+def notify(doc: str = "", terminal: bool = False, **args: str) -> Message:
+    return _message("notify", doc, terminal, args)
+
+
+# Host -> editor: served by the function of the same name in
+# `ttyoffer.events`, with these arguments in this order.
+EVENT_MESSAGES: dict[str, Message] = {
+    "stock": event(
+        "Freshly allocated spare ptys ({offer id, slave path} pairs), and why fewer than asked "
+        "could be had ('' when all were).",
+        "ptys",
+        "error",
+    ),
+    "present": event(
+        "The command wrote to its terminal for the first time: these bytes.",
+        "offer_id",
+        "data",
+        terminal=True,
+    ),
+    "output": event("More bytes for a prompt whose window is attached.", "offer_id", "data", terminal=True),
+    "prompt": event("The question the screen asks changed (for the window's title).", "offer_id", "text"),
+    "closed": event("A presented offer's command ended; its window may show the end and go.", "offer_id"),
+    "released": event("These bound offers are over (their commands ended or were declined).", "offer_ids"),
+    "turned_away": event("Processes given no offer wrote to a spare terminal and were hung up.", "writers"),
+    "no_keeper": event("No keeper holds the terminals any more, and none could be started: why.", "reason"),
+    "unserved": event(
+        "The command asked (the question on its screen, may be '') while the editor served "
+        "nothing, and was hung up.",
+        "offer_id",
+        "question",
+        terminal=True,
+    ),
+    "run_started": event(
+        "A run's program started, with this pid; session: a persistent run's session name "
+        "(after the sanitiser), '' for others.",
+        "run_id",
+        "pid",
+        "session",
+    ),
+    "run_output": event("Bytes for a run's pane.", "run_id", "data", terminal=True),
+    "run_exit": event(
+        "A run's program ended, or could not start: {code, signal, signal_name, reason, message}.",
+        "run_id",
+        "result",
+    ),
+    "answer": event(
+        "The answer to an `ask`: the request's value, or why there is none.", "token", "result", "error"
+    ),
 }
 
+# Editor -> host: RPC methods ('ttyoffer_' .. name), each argument with what
+# the host takes it as, and whether a value comes back (request) or not.
+METHODS: dict[str, Message] = {
+    "status": request(),
+    "screen": request(terminal=True, offer_id="int"),
+    "refill": notify(count="int", rows="int", cols="int"),
+    "bind": notify(offer_id="int", pid="int"),
+    "dismiss": notify(offer_id="int"),
+    "retire": notify(
+        "Spare ptys the editor no longer wants (its stock shrinks after a burst).", offer_ids="ints"
+    ),
+    "attach": notify(offer_id="int", rows="int", cols="int"),
+    "input": notify(terminal=True, offer_id="int", data="bytes"),
+    "ack": notify(
+        "The window's terminal has taken `count` relayed bytes (flow control).", offer_id="int", count="int"
+    ),
+    "resize": notify(offer_id="int", rows="int", cols="int"),
+    "resize_armed": notify(rows="int", cols="int"),
+    "seen": notify(
+        "This offer's `present` was received (window or not yet): the editor serves its events "
+        "now; the next check of it starts from here.",
+        offer_id="int",
+    ),
+    "drawn": notify(
+        "The offer's window is drawn, the command's first bytes in its terminal: the user sees "
+        "the question, and a busy editor no longer hangs it up.",
+        offer_id="int",
+    ),
+    "release": notify(
+        "The offer's command has ended (one never bound to a pid, such as a synchronous system()'s).",
+        offer_id="int",
+    ),
+    "knock": notify(
+        "A Unix socket the editor listens on: the host connects and writes the id of each offer "
+        "it presents there (a line), after its `present`, so that a wait serving fast events only "
+        "learns a prompt is on its way.",
+        path="str",
+    ),
+    "configure": notify(
+        "Milliseconds a command may wait on a question while the editor serves nothing before it "
+        "is hung up (half between checks of the editor's mode, half for the answer); 0 or less: never.",
+        blocked_ms="float",
+    ),
+    "run_path": request(
+        "The PATH runs get: {path, source}, or {pending = true} while the login shell is being asked."
+    ),
+    "sessions": request(
+        "The persistent sessions, read now: {sessions = [{name, created, command, title, pid, "
+        "ended}], error}."
+    ),
+    "session_kill": request(
+        "End a persistent session: {name, count}, or {error} for a name that is not one.", name="any"
+    ),
+    "tmux_prepare": request(
+        "Make the pane of a tmux run's program (or find the one to re-attach to): {session, pane, "
+        "attach (the argv that attaches to it), ended (how the program ended, when it had)}, or {error}.",
+        spec="any",
+    ),
+    "tmux_list": request(
+        "Our tmux sessions, read now: {sessions = [{name, created, attached, command, title}], error}.",
+        server="any",
+    ),
+    "tmux_kill": request("End one of our tmux sessions: {ended} or {error}.", session="any", server="any"),
+    "remote_command": request(
+        "The local argv that does `action` (list, kill, check, signal: with signum) on an ssh "
+        "destination: {argv}, or {error}. Built by the host, run by the editor.",
+        dest="any",
+        action="any",
+        name="any",
+        ssh="any",
+        signum="any",
+    ),
+    "ask": notify(
+        "A request the editor waits for with a bound of its own (host.request): the answer comes as "
+        "the `answer` event with the same token.",
+        token="any",
+        name="any",
+        args="any",
+    ),
+    "run_start": notify(
+        "Start a run: {argv, cwd, base_env, env, rows, cols, persist, tmux}.", run_id="int", spec="any"
+    ),
+    "run_input": notify(terminal=True, run_id="int", data="bytes"),
+    "run_ack": notify(run_id="int", count="int"),
+    "run_resize": notify(run_id="int", rows="int", cols="int"),
+    "run_close": notify("The pane is closed: hang up what still runs; the run is forgotten.", run_id="int"),
+    "run_signal": notify("run:kill(signal): to the program, while it runs.", run_id="int", signum="int"),
+}
+
+EVENTS: dict[str, tuple[str, ...]] = {name: m.args for name, m in EVENT_MESSAGES.items()}
+REQUESTS: dict[str, tuple[str, ...]] = {name: m.args for name, m in METHODS.items() if m.kind == "request"}
 NOTIFICATIONS: dict[str, tuple[str, ...]] = {
-    "refill": ("count", "rows", "cols"),
-    "bind": ("offer_id", "pid"),
-    "dismiss": ("offer_id",),
-    # Spare ptys the editor no longer wants (its stock shrinks after a burst).
-    "retire": ("offer_ids",),
-    "attach": ("offer_id", "rows", "cols"),
-    "input": ("offer_id", "data"),
-    "ack": ("offer_id", "count"),
-    "resize": ("offer_id", "rows", "cols"),
-    "resize_armed": ("rows", "cols"),
-    # The editor has received the offer's `present` (window or not yet): it
-    # serves its events now; the next check of it starts from here.
-    "seen": ("offer_id",),
-    # The offer's window is drawn, the command's first bytes in its
-    # terminal: the user sees the question, and a busy editor no longer
-    # hangs it up.
-    "drawn": ("offer_id",),
-    # The offer's command has ended (one never bound to a pid, such as a
-    # synchronous system()'s).
-    "release": ("offer_id",),
-    # A Unix socket the editor listens on: the host connects and writes the
-    # id of each offer it presents there (a line), after its `present`, so
-    # that a wait serving fast events only learns a prompt is on its way.
-    "knock": ("path",),
-    # Milliseconds a command may wait on a question while the editor serves
-    # nothing before it is hung up (half between checks of the editor's mode,
-    # half for the answer); 0 or less: never.
-    "configure": ("blocked_ms",),
-    # A request the editor waits for with a bound of its own: the answer
-    # comes as the `answer` event with the same token.
-    "ask": ("token", "name", "args"),
-    # Start a run: {argv, cwd, base_env, env, rows, cols, persist, tmux}.
-    "run_start": ("run_id", "spec"),
-    "run_input": ("run_id", "data"),
-    "run_ack": ("run_id", "count"),
-    "run_resize": ("run_id", "rows", "cols"),
-    # The pane is closed: hang up what still runs; the run is forgotten.
-    "run_close": ("run_id",),
-    # run:kill(signal): to the program, while it runs.
-    "run_signal": ("run_id", "signal"),
+    name: m.args for name, m in METHODS.items() if m.kind == "notify"
 }
 
 METHOD_PREFIX = "ttyoffer_"
-# Messages whose arguments carry what a terminal showed or was typed: never
-# written to a log in full.
-TERMINAL_TRAFFIC = (
-    "ttyoffer_input",
-    "ttyoffer_screen",
-    "ttyoffer.events').present",
-    "ttyoffer.events').output",
-    "ttyoffer.events').unserved",
-    "ttyoffer_run_input",
-    "ttyoffer.events').run_output",
-)
 
 
 def method_name(name: str) -> str:
@@ -125,3 +230,28 @@ def event_call(name: str) -> str:
     if name not in EVENTS:
         raise KeyError(f"{name} is not an event of the protocol")
     return f"require('ttyoffer.events').{name}(...)"
+
+
+# Messages whose arguments carry what a terminal showed or was typed, as
+# they appear in pynvim's log lines: never written to a log in full.
+TERMINAL_TRAFFIC = tuple(
+    [method_name(name) for name, m in METHODS.items() if m.terminal]
+    + [
+        event_call(name).removesuffix("(...)").removeprefix("require('")
+        for name, m in EVENT_MESSAGES.items()
+        if m.terminal
+    ]
+)
+
+
+def arguments(name: str, values: Any) -> list[Any]:
+    """The arguments of method `name`, each taken as declared; TypeError for
+    the wrong number of them, ValueError or TypeError for one that cannot
+    be taken so (as a handler's own int() would raise)."""
+    message = METHODS[name]
+    values = list(values) if isinstance(values, (list, tuple)) else []
+    if len(values) != len(message.args):
+        raise TypeError(
+            f"{name} takes {len(message.args)} arguments ({', '.join(message.args)}), not {len(values)}"
+        )
+    return [TYPES[type_name](value) for type_name, value in zip(message.types, values)]

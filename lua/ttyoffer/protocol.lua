@@ -1,6 +1,6 @@
--- The protocol between the editor and the Python host, named once.
--- ttyoffer_nvim/protocol.py lists the same names and arguments, and a test
--- holds the two (and the handlers on each side) to it.
+-- The protocol between the editor and the Python host, declared once, in
+-- ttyoffer_nvim/protocol.py: this file is written from it by
+-- scripts/protocol_lua.py (a test holds it current; edit the declaration).
 local M = {}
 
 --- Host -> editor: notifications, each served by the function of the same
@@ -57,16 +57,15 @@ M.methods = {
   -- This offer's `present` was received (window or not yet): the editor
   -- serves its events now; the next check of it starts from here.
   seen = { kind = 'notify', args = { 'offer_id' } },
-  -- The offer's window is drawn, the command's first bytes in its
-  -- terminal: the user sees the question, and a busy editor no longer hangs
-  -- it up.
+  -- The offer's window is drawn, the command's first bytes in its terminal:
+  -- the user sees the question, and a busy editor no longer hangs it up.
   drawn = { kind = 'notify', args = { 'offer_id' } },
   -- The offer's command has ended (one never bound to a pid, such as a
   -- synchronous system()'s).
   release = { kind = 'notify', args = { 'offer_id' } },
-  -- A Unix socket the editor listens on: the host connects and writes the
-  -- id of each offer it presents there (a line), after its `present`, so
-  -- that a wait serving fast events only learns a prompt is on its way.
+  -- A Unix socket the editor listens on: the host connects and writes the id
+  -- of each offer it presents there (a line), after its `present`, so that a
+  -- wait serving fast events only learns a prompt is on its way.
   knock = { kind = 'notify', args = { 'path' } },
   -- Milliseconds a command may wait on a question while the editor serves
   -- nothing before it is hung up (half between checks of the editor's mode,
@@ -78,11 +77,12 @@ M.methods = {
   -- The persistent sessions, read now: {sessions = [{name, created, command,
   -- title, pid, ended}], error}.
   sessions = { kind = 'request', args = {} },
-  -- End a persistent session: {name, count}, or {error} for a name that is not one.
+  -- End a persistent session: {name, count}, or {error} for a name that is
+  -- not one.
   session_kill = { kind = 'request', args = { 'name' } },
-  -- Make the pane of a tmux run's program (or find the one to re-attach
-  -- to): {session, pane, attach (the argv that attaches to it), ended (how
-  -- the program ended, when it had)}, or {error}.
+  -- Make the pane of a tmux run's program (or find the one to re-attach to):
+  -- {session, pane, attach (the argv that attaches to it), ended (how the
+  -- program ended, when it had)}, or {error}.
   tmux_prepare = { kind = 'request', args = { 'spec' } },
   -- Our tmux sessions, read now: {sessions = [{name, created, attached,
   -- command, title}], error}.
@@ -90,8 +90,8 @@ M.methods = {
   -- End one of our tmux sessions: {ended} or {error}.
   tmux_kill = { kind = 'request', args = { 'session', 'server' } },
   -- The local argv that does `action` (list, kill, check, signal: with
-  -- signum) on an ssh destination: {argv}, or {error}. Built by the host,
-  -- run by the editor.
+  -- signum) on an ssh destination: {argv}, or {error}. Built by the host, run
+  -- by the editor.
   remote_command = { kind = 'request', args = { 'dest', 'action', 'name', 'ssh', 'signum' } },
   -- A request the editor waits for with a bound of its own (host.request):
   -- the answer comes as the `answer` event with the same token.
@@ -104,7 +104,7 @@ M.methods = {
   -- The pane is closed: hang up what still runs; the run is forgotten.
   run_close = { kind = 'notify', args = { 'run_id' } },
   -- run:kill(signal): to the program, while it runs.
-  run_signal = { kind = 'notify', args = { 'run_id', 'signal' } },
+  run_signal = { kind = 'notify', args = { 'run_id', 'signum' } },
 }
 
 --- The RPC method name of `name`; raises for a name the protocol lacks, so a

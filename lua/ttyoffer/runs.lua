@@ -3,7 +3,7 @@
 -- A run is one object (shaped like vim.system()'s: id, pid, wait, kill,
 -- write, close, is_closing) with a backend behind it, an object of one
 -- interface (signal, write, close, resize, lost):
---   host: the Python host is the program's parent (ttyoffer_nvim/runs.py):
+--   host: the Python host is the program's parent (ttyoffer_nvim/runs/runs.py):
 --         it tells the program's own exit from a signal, from "not found" and
 --         from the user closing the pane, and hangs up what is left.
 --   job:  Neovim's own terminal job, when there is no host: the program runs

@@ -1,5 +1,5 @@
 -- Text from a command that the editor shows (a window's title, a notice):
--- the one rule of ttyoffer_nvim/text.py. Unprintable characters (controls,
+-- the one rule of ttyoffer_nvim/term/text.py. Unprintable characters (controls,
 -- bidi overrides and other format characters, private use, line and
 -- paragraph separators) become spaces, space folds, the text is cut short.
 local M = {}

@@ -42,8 +42,8 @@ import signal
 import tempfile
 from dataclasses import dataclass
 
+from ..term.text import sanitize
 from .sessions import sanitize_name
-from .text import sanitize
 
 PREFIX = "ttyoffer-"
 # Seconds one tmux command may take; a list (which the editor waits for)

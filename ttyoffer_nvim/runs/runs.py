@@ -36,12 +36,12 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..term.hangup import hang_up_holders, holders, slave_held_elsewhere
+from ..term.ptys import Pty, open_pty, set_winsize
+from ..term.relay import Relay
+from ..term.sequences import SequenceFilter
 from . import remote, sessions
 from . import tmux as tmux_runs
-from .hangup import hang_up_holders, holders, slave_held_elsewhere
-from .ptys import Pty, open_pty, set_winsize
-from .relay import Relay
-from .sequences import SequenceFilter
 from .shellenv import LoginPath, LoginPathCache, login_shell
 
 # Seconds between the hang-up of a closed run's process group and its kill.

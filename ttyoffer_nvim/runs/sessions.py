@@ -32,8 +32,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import procfs
-from .text import sanitize
+from ..term import procfs
+from ..term.text import sanitize
 
 NAME_LENGTH = 40
 DEFAULT_NAME = "main"

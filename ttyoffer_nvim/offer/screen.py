@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .text import ELLIPSIS, sanitize
+from ..term.text import ELLIPSIS, sanitize
 
 if TYPE_CHECKING:
     import pyte  # imported by the first screen built: an idle host does without

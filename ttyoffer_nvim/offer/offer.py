@@ -16,7 +16,7 @@ State machine of one offer::
 * closed: every descriptor is gone.
 
 Every byte read from a master passes the offer's SequenceFilter
-(sequences.py) before anything else sees it, the screen model and the window
+(term/sequences.py) before anything else sees it, the screen model and the window
 alike: a command draws and asks in its window, and reaches nothing beyond it
 (titles, the clipboard, a terminal behind the editor's). A write that leaves
 nothing to show (a title alone) shows no window.
@@ -64,10 +64,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .hangup import hang_up, hang_up_holders, holders
-from .keeper import KeeperLink
-from .procfs import process_gone, process_name
-from .ptys import (
+from ..term.hangup import hang_up, hang_up_holders, holders
+from ..term.keeper import KeeperLink
+from ..term.procfs import process_gone, process_name
+from ..term.ptys import (
     Pty,
     drain,
     open_pty,
@@ -75,9 +75,9 @@ from .ptys import (
     session_of,
     set_winsize,
 )
-from .relay import Relay
+from ..term.relay import Relay
+from ..term.sequences import SequenceFilter
 from .screen import ScreenModel
-from .sequences import SequenceFilter
 
 # The prompt in the title is recomputed once output has paused this long:
 # a question is asked and then waited on; a flood is not a question.

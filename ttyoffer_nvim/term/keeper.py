@@ -47,10 +47,10 @@ _REAP_INTERVAL = 0.1
 # The keeper runs isolated (-I -S: no site packages, no environment), with
 # this package importable after the standard library (appended: whatever
 # else the package's folder holds must not shadow it).
-_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _KEEPER_MAIN = (
     "import sys; sys.path.append(sys.argv.pop(1)); "
-    "from ttyoffer_nvim.keeper import main; sys.exit(main(sys.argv))"
+    "from ttyoffer_nvim.term.keeper import main; sys.exit(main(sys.argv))"
 )
 
 
