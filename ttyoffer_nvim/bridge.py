@@ -309,18 +309,22 @@ class TtyOfferHost:
             return {"pending": True}
         return {"path": login.value.path, "source": login.value.source}
 
-    def sessions(self) -> dict[str, Any]:
+    async def sessions(self) -> dict[str, Any]:
+        """The persistent sessions, read in a thread: a pass over /proc (a
+        millisecond a session) never stalls a prompt's relay."""
         from .runs import sessions
 
         try:
             folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
         except (OSError, sessions.SessionFolderError) as err:
             return {"sessions": [], "error": str(err)}
-        return {"sessions": [s.as_dict() for s in sessions.list_sessions(folder)], "error": ""}
+        found = await asyncio.get_running_loop().run_in_executor(None, sessions.list_sessions, folder)
+        return {"sessions": [s.as_dict() for s in found], "error": ""}
 
-    def session_kill(self, name: Any) -> dict[str, Any]:
+    async def session_kill(self, name: Any) -> dict[str, Any]:
         """{name, count}, or {error} for a name that is not one (it is never
-        taken for the session the sanitiser would make of it)."""
+        taken for the session the sanitiser would make of it). The kill,
+        which waits for its processes to go, runs in a thread."""
         from .runs import sessions
 
         refused = sessions.refusal(name)
@@ -330,7 +334,8 @@ class TtyOfferHost:
             folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
         except (OSError, sessions.SessionFolderError) as err:
             return {"error": str(err)}
-        return {"name": name, "count": sessions.kill_session(folder, name)}
+        count = await asyncio.get_running_loop().run_in_executor(None, sessions.kill_session, folder, name)
+        return {"name": name, "count": count}
 
     def _tmux(self, server: Any) -> tmux.Tmux:
         from .runs import tmux
