@@ -1,6 +1,6 @@
 """The protocol between the editor and the host, named once on this side.
 
-``lua/ttyoffer/protocol.lua`` lists the same names and arguments, and a test
+``lua/ttyoffer/host/protocol.lua`` lists the same names and arguments, and a test
 holds both sides, and the handlers on each, to it.
 
 Host -> editor: notifications, each a call of the function of the same name
