@@ -4,8 +4,9 @@ require(…)`` at the top of the file) or lazily (anywhere else, a click
 function's ``luaeval`` string included). ``python scripts/require_graph.py
 --write`` writes it into DESIGN.md; tests/test_require_graph.py keeps that
 current and fails on a cycle, lazy or not, on a module other than the
-entry points requiring the public façade (``ttyoffer``, init.lua), or on a
-require back up the chain of parts (PARTS)."""
+entry points requiring the public façade (``ttyoffer``, init.lua), on a
+require of a module no file holds, or on a require back up the chain of
+parts (PARTS)."""
 
 from __future__ import annotations
 
@@ -126,6 +127,13 @@ def unplaced(edges: dict[str, dict[str, bool]]) -> list[str]:
     return sorted(n for n in {*edges, *(t for e in edges.values() for t in e)} if part(n) is None)
 
 
+def missing(edges: dict[str, dict[str, bool]]) -> list[str]:
+    """Requires of a module no file holds (a path a move left behind)."""
+    return sorted(
+        f"{n} requires {t}, which is no module" for n, e in edges.items() for t in e if t not in edges
+    )
+
+
 def against_the_chain(edges: dict[str, dict[str, bool]]) -> list[str]:
     """Requires from a part up to a part above it, lazy ones included."""
     found = []
@@ -179,6 +187,7 @@ def main(argv: list[str]) -> int:
     edges = graph()
     problems = [" -> ".join(c) for c in cycles(edges)] + [f"{n} requires the façade" for n in upward(edges)]
     problems += against_the_chain(edges) + [f"{n} is in no part (PARTS)" for n in unplaced(edges)]
+    problems += missing(edges)
     if DESIGN.read_text() != expected():
         problems.append("DESIGN.md's require graph is not current: python scripts/require_graph.py --write")
     for problem in problems:

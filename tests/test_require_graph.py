@@ -21,6 +21,10 @@ def test_every_module_is_in_a_part() -> None:
     assert require_graph.unplaced(require_graph.graph()) == []
 
 
+def test_every_module_required_is_there() -> None:
+    assert require_graph.missing(require_graph.graph()) == []
+
+
 def test_nothing_requires_back_up_the_chain() -> None:
     assert require_graph.against_the_chain(require_graph.graph()) == []
 
@@ -37,6 +41,13 @@ def test_the_chain_is_read_as_written() -> None:
     ]
     assert require_graph.unplaced(edges) == ["ttyoffer.stray"]
     assert require_graph.part("ttyoffer.hostile") is None
+    assert require_graph.missing(edges) == [
+        "ttyoffer.host requires ttyoffer.offer.prompts, which is no module",
+        "ttyoffer.offer.window requires ttyoffer.stray, which is no module",
+        "ttyoffer.runs.pane requires ttyoffer.config, which is no module",
+        "ttyoffer.runs.pane requires ttyoffer.shared.layout, which is no module",
+        "ttyoffer.shared.notify requires ttyoffer.config, which is no module",
+    ]
 
 
 def test_design_md_holds_the_graph_read_from_the_source() -> None:
