@@ -8,7 +8,7 @@ local hrtime = vim.uv.hrtime
 -- figures that need the plugin need these.
 local _, ttyoffer = pcall(require, 'ttyoffer')
 -- Neovim's own spawners: the plugin wraps vim.fn.jobstart and vim.system.
-local _, originals = pcall(require, 'ttyoffer.originals')
+local _, originals = pcall(require, 'ttyoffer.shared.originals')
 
 local function ms(ns)
   return ns / 1e6
@@ -258,7 +258,7 @@ end
 --- Relay `path` through a float and through a native :terminal of the same
 --- size; milliseconds from spawn to the last byte shown, per round.
 function B.throughput(path, rounds)
-  local height, width = require('ttyoffer.layout').size()
+  local height, width = require('ttyoffer.shared.layout').size()
   local samples = { native = {}, offer = {} }
   for round = 1, rounds do
     local order = round % 2 == 0 and { 'native', 'offer' } or { 'offer', 'native' }
@@ -304,7 +304,7 @@ function B.flood_start(python, seconds)
   local marker = 'PROMPT-AFTER-FLOOD'
   local tail = ''
   _G.bench_flood = {}
-  require('ttyoffer.prompts').trace = function(_, data)
+  require('ttyoffer.offer.prompts').trace = function(_, data)
     if not _G.bench_flood.shown then
       tail = (tail .. data):sub(-64)
       if tail:find(marker, 1, true) then
@@ -342,13 +342,13 @@ end
 --- Install a trace of relayed bytes for the keystroke round trip.
 function B.trace_echoes()
   _G.bench_echoes = {}
-  require('ttyoffer.prompts').trace = function(_, data)
+  require('ttyoffer.offer.prompts').trace = function(_, data)
     table.insert(_G.bench_echoes, { hrtime(), data })
   end
 end
 
 function B.untrace()
-  require('ttyoffer.prompts').trace = nil
+  require('ttyoffer.offer.prompts').trace = nil
 end
 
 --- @param n integer commands run one after another through the offer

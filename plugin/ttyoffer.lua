@@ -6,11 +6,11 @@ vim.g.loaded_ttyoffer = 1
 
 -- An editor the plugin cannot run on (too old, not Linux) gets the commands
 -- only, each saying so once; nothing else runs, nothing is said at startup.
-if require('ttyoffer.support').problem() then
+if require('ttyoffer.shared.support').problem() then
   for _, name in ipairs({ 'Bang', 'TtyRun' }) do
-    vim.cmd('command! -nargs=* ' .. name .. " lua require('ttyoffer.support').tell_inactive()")
+    vim.cmd('command! -nargs=* ' .. name .. " lua require('ttyoffer.shared.support').tell_inactive()")
   end
-  vim.cmd("command! -nargs=* TtyOffer lua require('ttyoffer.support').command(<q-args>)")
+  vim.cmd("command! -nargs=* TtyOffer lua require('ttyoffer.shared.support').command(<q-args>)")
   return
 end
 
@@ -20,11 +20,11 @@ local api = vim.api
 -- one keeps its own reference to a spawner; stock until the plugin starts.
 -- (A setup() that ran already has put them in, or left them out.)
 if not package.loaded['ttyoffer.config'] then
-  require('ttyoffer.stand_ins').put_in()
+  require('ttyoffer.routes.stand_ins').put_in()
 end
 
 api.nvim_create_user_command('Bang', function(opts)
-  require('ttyoffer.bang').run(opts.args)
+  require('ttyoffer.routes.bang').run(opts.args)
 end, { nargs = '*', complete = 'shellcmd', desc = 'Run {cmd} like :! without blocking, with a prompt window' })
 
 api.nvim_create_user_command('TtyOffer', function(opts)
@@ -38,12 +38,12 @@ end, {
 })
 
 api.nvim_create_user_command('TtyRun', function(opts)
-  require('ttyoffer.runcmd').run(opts)
+  require('ttyoffer.runs.runcmd').run(opts)
 end, {
   nargs = '*',
   bang = true,
   complete = function(arglead, cmdline)
-    return require('ttyoffer.runcmd').complete(arglead, cmdline)
+    return require('ttyoffer.runs.runcmd').complete(arglead, cmdline)
   end,
   desc = 'ttyoffer: run {cmd} in a pane of its own; list, close, kill; ! for a persistent session',
 })
@@ -54,7 +54,7 @@ local group = api.nvim_create_augroup('ttyoffer', { clear = true })
 api.nvim_create_autocmd('ColorScheme', {
   group = group,
   callback = function()
-    require('ttyoffer.highlights').define()
+    require('ttyoffer.shared.highlights').define()
   end,
 })
 api.nvim_create_autocmd({ 'WinResized', 'VimResized' }, {
@@ -68,8 +68,8 @@ api.nvim_create_autocmd({ 'WinResized', 'VimResized' }, {
 api.nvim_create_autocmd('VimResized', {
   group = group,
   callback = function()
-    if package.loaded['ttyoffer.prompts'] then
-      require('ttyoffer.prompts').resized()
+    if package.loaded['ttyoffer.offer.prompts'] then
+      require('ttyoffer.offer.prompts').resized()
     end
   end,
 })

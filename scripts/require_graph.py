@@ -3,8 +3,10 @@
 require(…)`` at the top of the file) or lazily (anywhere else, a click
 function's ``luaeval`` string included). ``python scripts/require_graph.py
 --write`` writes it into DESIGN.md; tests/test_require_graph.py keeps that
-current and fails on a cycle, lazy or not, or on a module other than the
-entry points requiring the public façade (``ttyoffer``, init.lua)."""
+current and fails on a cycle, lazy or not, on a module other than the
+entry points requiring the public façade (``ttyoffer``, init.lua), on a
+require of a module no file holds, or on a require back up the chain of
+parts (PARTS)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,18 @@ END = "<!-- /require graph -->\n"
 # user's commands to it. Everything else is below it.
 FACADE = "ttyoffer"
 ENTRY_POINTS = {"plugin/ttyoffer.lua", "ttyoffer.command", "ttyoffer.health"}
+# The parts, bottom first: a module requires only modules of its own part or
+# of a part below it. `config` (the one table) and shared/ are below all;
+# the entry points (the façade, the commands, health, the host's events)
+# are above all. Each folder is one part; a new module goes into one.
+PARTS = (
+    ("shared", ("ttyoffer.config", "ttyoffer.shared")),
+    ("host", ("ttyoffer.host",)),
+    ("offer", ("ttyoffer.offer",)),
+    ("routes", ("ttyoffer.routes",)),
+    ("runs", ("ttyoffer.runs",)),
+    ("entry", ("plugin/ttyoffer.lua", FACADE, "ttyoffer.command", "ttyoffer.health", "ttyoffer.events")),
+)
 
 _REQUIRE = re.compile(r"""require\(?\s*['"](ttyoffer(?:\.[\w.]+)?)['"]""")
 _EAGER = re.compile(r"""^local \w+ = require\(['"](ttyoffer(?:\.[\w.]+)?)['"]\)""")
@@ -100,6 +114,37 @@ def upward(edges: dict[str, dict[str, bool]]) -> list[str]:
     return sorted(n for n, e in edges.items() if FACADE in e and n not in ENTRY_POINTS)
 
 
+def part(name: str) -> int | None:
+    """The rank of a module's part in PARTS (0 the bottom), None if in none."""
+    for rank, (_, prefixes) in enumerate(PARTS):
+        if any(name == p or (p != FACADE and name.startswith(p + ".")) for p in prefixes):
+            return rank
+    return None
+
+
+def unplaced(edges: dict[str, dict[str, bool]]) -> list[str]:
+    """Modules in no part."""
+    return sorted(n for n in {*edges, *(t for e in edges.values() for t in e)} if part(n) is None)
+
+
+def missing(edges: dict[str, dict[str, bool]]) -> list[str]:
+    """Requires of a module no file holds (a path a move left behind)."""
+    return sorted(
+        f"{n} requires {t}, which is no module" for n, e in edges.items() for t in e if t not in edges
+    )
+
+
+def against_the_chain(edges: dict[str, dict[str, bool]]) -> list[str]:
+    """Requires from a part up to a part above it, lazy ones included."""
+    found = []
+    for name, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            here, there = part(name), part(target)
+            if here is not None and there is not None and there > here:
+                found.append(f"{name} ({PARTS[here][0]}) requires {target} ({PARTS[there][0]})")
+    return found
+
+
 def short(name: str) -> str:
     if name == FACADE:
         return "init"
@@ -109,7 +154,14 @@ def short(name: str) -> str:
 def text(edges: dict[str, dict[str, bool]]) -> str:
     rows = []
     width = max(len(short(n)) for n in edges)
-    for name in sorted(edges, key=lambda n: (n != "plugin/ttyoffer.lua", n != FACADE, short(n))):
+
+    # From the top of the chain down: the entry points, then each part.
+    def order(name: str) -> tuple[int, bool, bool, str]:
+        rank = part(name)
+        height = len(PARTS) if rank is None else rank
+        return (-height, name != "plugin/ttyoffer.lua", name != FACADE, short(name))
+
+    for name in sorted(edges, key=order):
         now = sorted(short(t) for t, eager in edges[name].items() if eager)
         later = sorted(short(t) for t, eager in edges[name].items() if not eager)
         if not now and not later:
@@ -134,6 +186,8 @@ def main(argv: list[str]) -> int:
         return 0
     edges = graph()
     problems = [" -> ".join(c) for c in cycles(edges)] + [f"{n} requires the façade" for n in upward(edges)]
+    problems += against_the_chain(edges) + [f"{n} is in no part (PARTS)" for n in unplaced(edges)]
+    problems += missing(edges)
     if DESIGN.read_text() != expected():
         problems.append("DESIGN.md's require graph is not current: python scripts/require_graph.py --write")
     for problem in problems:

@@ -1,4 +1,4 @@
-"""Generates the table of unprintable code points in lua/ttyoffer/title.lua
+"""Generates the table of unprintable code points in lua/ttyoffer/shared/title.lua
 from the rule in ttyoffer_nvim/term/text.py (``python scripts/unprintable.py
 --write``); a test checks that the table is current, so both sides of the
 plugin apply one rule."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ttyoffer_nvim.term.text import UNPRINTABLE_CATEGORIES, unprintable
 
-TITLE_LUA = Path(__file__).resolve().parent.parent / "lua" / "ttyoffer" / "title.lua"
+TITLE_LUA = Path(__file__).resolve().parent.parent / "lua" / "ttyoffer" / "shared" / "title.lua"
 _BEGIN, _END = "-- BEGIN unprintable ranges", "-- END unprintable ranges"
 
 

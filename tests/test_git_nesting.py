@@ -73,7 +73,7 @@ def test_a_count_is_read_exactly_as_git_reads_it(lua: Any) -> None:
     for count in COUNTS:
         complaint = git_complaint(count, 0)
         refused = next((c for c in ("bogus count", "too many entries") if c in complaint), None)
-        ours = lua("return { require('ttyoffer.gitenv').parse_count(...) }", count)
+        ours = lua("return { require('ttyoffer.routes.gitenv').parse_count(...) }", count)
         if refused:
             assert ours == [None, refused], (count, complaint)
             continue
@@ -85,7 +85,7 @@ def test_a_count_is_read_exactly_as_git_reads_it(lua: Any) -> None:
             assert f"GIT_CONFIG_KEY_{ours[0] - 1}" in git_complaint(count, ours[0] - 1), count
         else:
             assert ours[0] <= 2147483647, count
-    assert lua("return require('ttyoffer.gitenv').parse_count('-18446744073709551615')") == 1
+    assert lua("return require('ttyoffer.routes.gitenv').parse_count('-18446744073709551615')") == 1
 
 
 def test_a_count_git_refuses_is_left_as_it_is(sandbox: Sandbox) -> None:
@@ -396,9 +396,9 @@ def test_a_lease_is_only_for_the_editors_own_processes_within_max_offers(ed: Edi
         "local got = {} for _ = 1, 400 do table.insert(got, require('ttyoffer').lease(1)) end return got"
     )
     assert set(strangers) == {""}
-    assert ed.lua("return require('ttyoffer.records').live()") == 0
+    assert ed.lua("return require('ttyoffer.offer.records').live()") == 0
     children = ed.lua(
-        "local pids, start = {}, require('ttyoffer.originals').jobstart for _ = 1, 4 do "
+        "local pids, start = {}, require('ttyoffer.shared.originals').jobstart for _ = 1, 4 do "
         "table.insert(pids, vim.fn.jobpid(start({'sleep', '30'}))) end return pids"
     )
     first = ed.lua("return require('ttyoffer').lease(...)", children[0])
@@ -452,7 +452,7 @@ def test_gitsigns_loaded_after_ttyoffer_gets_the_prompt(
         assert head_is_signed(keyring, repo)
         # Off: the editor's very own functions back; the kept one is stock.
         ed.nvim.command("TtyOffer off")
-        same = "local o = require('ttyoffer.originals') return rawequal(vim.system, o.system)"
+        same = "local o = require('ttyoffer.shared.originals') return rawequal(vim.system, o.system)"
         assert ed.lua(same) is True
         out = ed.lua(
             "return _G.kept.system({ 'sh', '-c', 'test -t 0 || echo no-tty' }, { text = true }):wait()"

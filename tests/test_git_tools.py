@@ -354,7 +354,7 @@ def test_lazygit_in_a_terminal_float_signs_with_keys_alone(
 def test_a_terminal_counts_as_shown_only_while_a_window_shows_its_job(ed: Editor) -> None:
     shown = ed.lua(
         """
-        local shown = require('ttyoffer.terminals').shown
+        local shown = require('ttyoffer.routes.terminals').shown
         vim.cmd.enew()
         local term = vim.fn.jobstart({ 'sleep', '30' }, { term = true })
         local term_buf = vim.api.nvim_get_current_buf()

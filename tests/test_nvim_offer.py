@@ -158,7 +158,7 @@ def run_collect(ed: Editor, fn: str, cmd: str) -> list[str]:
 def test_off_behaves_exactly_as_stock(ed: Editor) -> None:
     ed.nvim.command("TtyOffer off")
     ours = run_collect(ed, "require('ttyoffer').jobstart", STOCK_PROBE)
-    stock = run_collect(ed, "require('ttyoffer.originals').jobstart", STOCK_PROBE)
+    stock = run_collect(ed, "require('ttyoffer.shared.originals').jobstart", STOCK_PROBE)
     assert ours == stock
     assert "No such device or address" in ours[0]
     env = run_collect(ed, "require('ttyoffer').jobstart", "echo GPG_TTY=${GPG_TTY-unset}")
@@ -209,7 +209,7 @@ def test_jobstart_contract(ed: Editor) -> None:
         "{'true'}, {pty = true, rpc = true}",
     ]:
         ours = ed.lua(f"return {{pcall(require('ttyoffer').jobstart, {bad})}}")
-        stock = ed.lua(f"return {{pcall(require('ttyoffer.originals').jobstart, {bad})}}")
+        stock = ed.lua(f"return {{pcall(require('ttyoffer.shared.originals').jobstart, {bad})}}")
         assert ours == stock, bad
     assert "E475" in str(ed.lua("return {pcall(require('ttyoffer').jobstart, {'/nonexistent/program'})}")[1])
     # chansend to stdin, callbacks, jobwait, the exit event, job id passed back.
@@ -241,7 +241,7 @@ def test_jobstart_contract(ed: Editor) -> None:
         return {{waited, code}}
     """
     assert ed.lua(stop.format("require('ttyoffer').jobstart")) == ed.lua(
-        stop.format("require('ttyoffer.originals').jobstart")
+        stop.format("require('ttyoffer.shared.originals').jobstart")
     )
     assert ed.lua(stop.format("require('ttyoffer').jobstart"))[1] == 143
 

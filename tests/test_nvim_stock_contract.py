@@ -21,7 +21,8 @@ pytestmark = pytest.mark.nvim
 # whether it went through the offer}.
 RUN = """
 local spawner, cmd, opts = ...
-local spawn = spawner == 'stock' and require('ttyoffer.originals').jobstart or require('ttyoffer').jobstart
+local originals = require('ttyoffer.shared.originals')
+local spawn = spawner == 'stock' and originals.jobstart or require('ttyoffer').jobstart
 local function skips()
   local n = 0
   for _, count in pairs(require('ttyoffer').status().skipped) do n = n + count end

@@ -50,7 +50,7 @@ return n
 # wrappers; _G.fast_out gets {name, ok, result or error} per call.
 IN_FAST_EVENT = r"""
 local which, ctx = ...
-local o = require('ttyoffer.originals')
+local o = require('ttyoffer.shared.originals')
 local T = require('ttyoffer')
 local S = which == 'stock' and o
   or { system = T.system, jobstart = T.jobstart, fn_system = T.fn_system, systemlist = T.systemlist }
@@ -141,7 +141,7 @@ def test_a_prompt_from_a_timer_callback_is_answered(ed: Editor) -> None:
 # spawner, stock or wrapped, and returns once the command has exited.
 IN_THE_BACKGROUND = r"""
 local which, how, pidfile = ...
-local o = require('ttyoffer.originals')
+local o = require('ttyoffer.shared.originals')
 local T = require('ttyoffer')
 local S = which == 'stock' and o
   or { system = T.system, jobstart = T.jobstart, fn_system = T.fn_system, systemlist = T.systemlist }
@@ -236,7 +236,7 @@ def test_a_background_process_has_no_terminal_once_its_command_ended(ed: Editor,
     for which in ("stock", "ours"):
         out = tmp_path / f"{which}.out"
         ed.lua(
-            "local which, cmd = ... local o = require('ttyoffer.originals') "
+            "local which, cmd = ... local o = require('ttyoffer.shared.originals') "
             "local js = which == 'stock' and o.jobstart or vim.fn.jobstart "
             "local code js(cmd, { on_exit = function(_, c) code = c end }) "
             "vim.wait(10000, function() return code ~= nil end)",
@@ -346,7 +346,7 @@ CANNOT_START = [
 # One call through stock or the wrappers: what it returned or raised.
 CALL = r"""
 local which, call, arg = ...
-local o = require('ttyoffer.originals')
+local o = require('ttyoffer.shared.originals')
 local T = require('ttyoffer')
 local S = which == 'stock' and o
   or { system = T.system, jobstart = T.jobstart, fn_system = T.fn_system, systemlist = T.systemlist }
@@ -404,7 +404,7 @@ def test_the_pid_is_the_leaders_and_signals_end_the_command_as_in_stock(ed: Edit
     # command with the status stock reports.
     stop_both = """
     local which = ...
-    local o = require('ttyoffer.originals')
+    local o = require('ttyoffer.shared.originals')
     local system = which == 'stock' and o.system or vim.system
     local jobstart = which == 'stock' and o.jobstart or vim.fn.jobstart
     local code

@@ -27,7 +27,7 @@ vim.defer_fn(function() table.insert(_G.ran, 'deferred') end, 20)
 local timer = vim.uv.new_timer()
 timer:start(20, 0, vim.schedule_wrap(function() table.insert(_G.ran, 'timer') timer:close() end))
 local started = vim.uv.hrtime()
-local spawn = system == 'stock' and require('ttyoffer.originals').system or vim.system
+local spawn = system == 'stock' and require('ttyoffer.shared.originals').system or vim.system
 local result = spawn(cmd, { text = true }):wait()
 _G.wait_ended = vim.uv.hrtime()
 return { ran = vim.deepcopy(_G.ran), stdout = result.stdout, code = result.code,
@@ -62,7 +62,7 @@ def test_a_wait_whose_command_never_asks_serves_what_stock_serves(ed: Editor) ->
     cmd = ["sh", "-c", "sleep 0.6; echo done"]
     # The host is connected to the knock socket once a wrapped command is made.
     ed.lua("vim.system({'true'}):wait()")
-    wait_until(lambda: ed.lua("return require('ttyoffer.knock').connected()"), what="the host's knock")
+    wait_until(lambda: ed.lua("return require('ttyoffer.host.knock').connected()"), what="the host's knock")
     for _ in range(2):  # the first wrapped call and a later one alike
         stock, stock_answered = answered_during(ed, "stock", cmd)
         wrapped, wrapped_answered = answered_during(ed, "wrapped", cmd)
@@ -78,7 +78,8 @@ def test_a_wait_serves_while_its_command_asks(ed: Editor, first: bool) -> None:
     ed.wait_host()
     if not first:
         ed.lua("vim.system({'true'}):wait()")
-        wait_until(lambda: ed.lua("return require('ttyoffer.knock').connected()"), what="the host's knock")
+        knocked = "return require('ttyoffer.host.knock').connected()"
+        wait_until(lambda: ed.lua(knocked), what="the host's knock")
     # The first: it asks at once, maybe before the host has the knock socket.
     delay = "" if first else "sleep 0.3; "
     ed.lua(

@@ -522,7 +522,7 @@ def test_names_that_sanitise_alike_never_act_on_each_other(
         assert "is not a session name" in out and 'say "main"' in out, out
         out = ed.nvim.api.exec2(f"TtyRun! my\\ build touch {marker}", {"output": True})["output"]
         assert '"my build" is not a session name' in out and 'say "my-build"' in out, out
-        assert ed.lua("return {require('ttyoffer.runcmd').first_word([[my\\ build echo hi]])}") == [
+        assert ed.lua("return {require('ttyoffer.runs.runcmd').first_word([[my\\ build echo hi]])}") == [
             "my build",
             "echo hi",
         ]

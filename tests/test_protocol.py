@@ -1,5 +1,5 @@
 """The protocol between editor and host is declared once
-(ttyoffer_nvim/protocol.py): the editor's protocol.lua is written from it
+(ttyoffer_nvim/protocol.py): the editor's lua/ttyoffer/host/protocol.lua is written from it
 and current, the remote plugin exports every method from it, every handler
 on either side is there with those arguments, and the host takes each
 argument as declared."""
@@ -41,12 +41,12 @@ def lua_handler_params(lua: Any) -> dict[str, list[str]]:
 
 
 def test_both_sides_list_the_same_events(lua: Any) -> None:
-    events = lua("return require('ttyoffer.protocol').events")
+    events = lua("return require('ttyoffer.host.protocol').events")
     assert {name: tuple(args) for name, args in events.items()} == protocol.EVENTS
 
 
 def test_both_sides_list_the_same_methods(lua: Any) -> None:
-    methods = lua("return require('ttyoffer.protocol').methods")
+    methods = lua("return require('ttyoffer.host.protocol').methods")
     ours = {name: ("request", args) for name, args in protocol.REQUESTS.items()}
     ours |= {name: ("notify", args) for name, args in protocol.NOTIFICATIONS.items()}
     assert {name: (m["kind"], tuple(m["args"])) for name, m in methods.items()} == ours

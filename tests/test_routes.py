@@ -100,7 +100,7 @@ def test_filters_reads_writes_and_noremap_mappings_stay_stock(sandbox: Sandbox) 
 def test_off_gives_back_stock_spawners_and_bang_exactly(sandbox: Sandbox) -> None:
     with editor(sandbox) as ed:
         same = (
-            "local o = require('ttyoffer.originals') "
+            "local o = require('ttyoffer.shared.originals') "
             "return { rawequal(vim.fn.jobstart, o.jobstart), rawequal(vim.system, o.system), "
             "rawequal(vim.fn.system, o.fn_system), rawequal(vim.fn.systemlist, o.systemlist), "
             "vim.fn.maparg('<CR>', 'c') == '' }"
@@ -184,7 +184,8 @@ def test_vim_system_children_get_the_terminal_as_their_controlling_one(sandbox: 
         probe = "{ 'sh', '-c', 'exec 3</dev/tty && echo controlling' }"
         wrapped = ed.lua(f"return vim.system({probe}, {{ text = true }}):wait()")
         assert (wrapped["code"], wrapped["stdout"]) == (0, "controlling\n")
-        stock = ed.lua(f"return require('ttyoffer.originals').system({probe}, {{ text = true }}):wait()")
+        stock_system = "require('ttyoffer.shared.originals').system"
+        stock = ed.lua(f"return {stock_system}({probe}, {{ text = true }}):wait()")
         assert stock["code"] != 0
         # The object is the caller's: its pid is the command's, its cmd theirs.
         obj = ed.lua("local o = vim.system({ 'sleep', '5' }) _G.o = o return { o.pid, o.cmd }")
@@ -199,7 +200,7 @@ def test_lua_spawners_keep_stock_errors_and_results(sandbox: Sandbox) -> None:
 
         def both(call: str) -> list[object]:
             result: list[object] = ed.lua(
-                "local o = require('ttyoffer.originals') "
+                "local o = require('ttyoffer.shared.originals') "
                 "local function run(system, jobstart, fn_system) "
                 f"return {{ pcall(function() return {call} end) }} end "
                 "return { run(vim.system, vim.fn.jobstart, vim.fn.system), "

@@ -36,25 +36,26 @@ HOSTILE = [
 
 @pytest.mark.parametrize("text", HOSTILE)
 def test_lua_and_python_clean_alike(lua: Any, text: str) -> None:
-    assert lua("return require('ttyoffer.title').sanitize(...)", text, 40) == sanitize(text, 40)
+    assert lua("return require('ttyoffer.shared.title').sanitize(...)", text, 40) == sanitize(text, 40)
 
 
 def test_nothing_unprintable_survives(lua: Any) -> None:
     for text in HOSTILE:
-        cleaned = lua("return require('ttyoffer.title').sanitize(...)", text, 200)
+        cleaned = lua("return require('ttyoffer.shared.title').sanitize(...)", text, 200)
         assert not [ch for ch in cleaned if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp")]
-    assert lua("return require('ttyoffer.title').of_command(...)", ["evil\u202e", "x\u2028y"]) == "evil x y"
+    of_command = "return require('ttyoffer.shared.title').of_command(...)"
+    assert lua(of_command, ["evil\u202e", "x\u2028y"]) == "evil x y"
 
 
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=80))
 def test_any_text_cleans_alike(lua: Any, text: str) -> None:
-    assert lua("return require('ttyoffer.title').sanitize(...)", text, 40) == sanitize(text, 40)
+    assert lua("return require('ttyoffer.shared.title').sanitize(...)", text, 40) == sanitize(text, 40)
 
 
 def test_invalid_utf8_from_a_command_is_unprintable(lua: Any) -> None:
     # Arguments are bytes: an invalid sequence must not pass as is.
-    assert lua("return require('ttyoffer.title').sanitize('caf\\xff\\xc3\\xa9 \\xc3')") == "caf é"
+    assert lua("return require('ttyoffer.shared.title').sanitize('caf\\xff\\xc3\\xa9 \\xc3')") == "caf é"
 
 
 def test_the_lua_table_is_generated_from_the_rule() -> None:

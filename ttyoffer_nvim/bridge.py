@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # The most spare ptys one refill may ask for (the editor's stock grows to
-# this after bursts of spawns; lua/ttyoffer/host.lua STOCK_MAX).
+# this after bursts of spawns; lua/ttyoffer/host/init.lua STOCK_MAX).
 MAX_BATCH = 256
 
 # The chunk for each event, built once.
@@ -96,7 +96,7 @@ class NvimPresenter:
         self._knock: socket.socket | None = None
 
     def knock_at(self, path: str) -> None:
-        """Connect to the editor's knock socket (lua/ttyoffer/knock.lua), in
+        """Connect to the editor's knock socket (lua/ttyoffer/host/knock.lua), in
         place of any before. A Unix socket that listens accepts a connect at
         once: nothing here waits."""
         self._close_knock()

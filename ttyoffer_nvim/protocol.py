@@ -4,7 +4,8 @@ Each message is declared here, once: its name, its arguments in order, what
 each argument is taken as on this side, and what it means. The rest follows:
 the remote-plugin shell registers an RPC export for every method
 (``exports_of_the_protocol``), the host takes each argument as declared
-(``arguments``, in ``TtyOfferHost.handle``), and the editor's ``protocol.lua`` is written from this module by
+(``arguments``, in ``TtyOfferHost.handle``), and the editor's
+``lua/ttyoffer/host/protocol.lua`` is written from this module by
 ``scripts/protocol_lua.py`` (a test holds it current, and the handlers on
 each side to the names and arguments).
 

@@ -1,7 +1,7 @@
 -- :TtyOffer {subcommand}, one command with completion (gitsigns' shape).
 local M = {}
 
-local notify = require('ttyoffer.notify')
+local notify = require('ttyoffer.shared.notify')
 
 local function ttyoffer()
   return require('ttyoffer')
@@ -79,7 +79,7 @@ M.subcommands = {
     say(table.concat(status_lines(), '\n'))
   end,
   install = function()
-    require('ttyoffer.install').run({
+    require('ttyoffer.host.install').run({
       -- Headless is a build step (`nvim --headless '+TtyOffer install' +qa`):
       -- it must be done before the editor quits.
       sync = #vim.api.nvim_list_uis() == 0,

@@ -1,13 +1,13 @@
--- The host's notifications, one handler each, named as in ttyoffer.protocol
+-- The host's notifications, one handler each, named as in ttyoffer.host.protocol
 -- (the host calls `require('ttyoffer.events').<name>(...)`).
 local M = {}
 
 local host = require('ttyoffer.host')
-local knock = require('ttyoffer.knock')
-local notify = require('ttyoffer.notify')
-local prompts = require('ttyoffer.prompts')
-local records = require('ttyoffer.records')
-local title = require('ttyoffer.title')
+local knock = require('ttyoffer.host.knock')
+local notify = require('ttyoffer.shared.notify')
+local prompts = require('ttyoffer.offer.prompts')
+local records = require('ttyoffer.offer.records')
+local title = require('ttyoffer.shared.title')
 
 --- @param ptys {[1]: integer, [2]: string}[]
 --- @param error string
@@ -110,7 +110,7 @@ end
 --- @param offer_id integer
 --- @param question string
 function M.unserved(offer_id, question)
-  require('ttyoffer.unserved').tell(offer_id, question)
+  require('ttyoffer.offer.unserved').tell(offer_id, question)
 end
 
 return M

@@ -14,10 +14,10 @@ local WAIT_MS = 5000
 
 local function check_support()
   start('ttyoffer: editor')
-  local problem = require('ttyoffer.support').problem()
+  local problem = require('ttyoffer.shared.support').problem()
   if problem then
     error(problem .. '; the plugin is inactive', {
-      'Install Neovim ' .. require('ttyoffer.support').MIN_VERSION .. ' or newer on Linux',
+      'Install Neovim ' .. require('ttyoffer.shared.support').MIN_VERSION .. ' or newer on Linux',
     })
     return false
   end
@@ -52,7 +52,7 @@ local function check_python(host, install)
   else
     ok('Python (found on PATH): ' .. python)
   end
-  local out = require('ttyoffer.originals')
+  local out = require('ttyoffer.shared.originals')
     .system({ python, '-I', '-c', 'import pynvim, pyte' }, { text = true, cwd = '/' })
     :wait()
   if out.code == 0 then
@@ -100,7 +100,7 @@ end
 
 local function check_ptys(python)
   start('ttyoffer: pseudo-terminals')
-  local result = require('ttyoffer.originals')
+  local result = require('ttyoffer.shared.originals')
     .system(
       { python or 'python3', '-I', '-c', 'import os; m, s = os.openpty(); print(os.ttyname(s))' },
       { text = true, cwd = '/' }
@@ -121,8 +121,8 @@ end
 --- in the upvalues of their functions. Only at :checkhealth.
 --- @return table<string, string[]> module name -> spawners, sorted
 function M.stock_spawners_kept()
-  local stand_ins = require('ttyoffer.stand_ins')
-  local originals = require('ttyoffer.originals')
+  local stand_ins = require('ttyoffer.routes.stand_ins')
+  local originals = require('ttyoffer.shared.originals')
   local stock = {} --- @type table<function, string>
   for _, spawner in ipairs(stand_ins.SPAWNERS) do
     stock[originals[spawner.key]] = spawner.shown
@@ -189,7 +189,7 @@ local function check_routes(ttyoffer)
   if routes.lua then
     ok('vim.fn.jobstart(), vim.system(), vim.fn.system(), vim.fn.systemlist() from Lua: wrapped')
   elseif ttyoffer.enabled() and routes_config.lua then
-    local stand_ins = require('ttyoffer.stand_ins')
+    local stand_ins = require('ttyoffer.routes.stand_ins')
     for _, spawner in ipairs(stand_ins.SPAWNERS) do
       if not rawequal(spawner.owner[spawner.name], stand_ins[spawner.key]) then
         warn(spawner.shown .. ' is not wrapped: another plugin replaced it after ttyoffer loaded', {
@@ -219,7 +219,7 @@ local function check_routes(ttyoffer)
     end
   end
   if routes.git then
-    ok("git's gpg.program: ttyoffer's, running yours (" .. require('ttyoffer.gitenv').wrapper .. ')')
+    ok("git's gpg.program: ttyoffer's, running yours (" .. require('ttyoffer.routes.gitenv').wrapper .. ')')
   elseif routes.git_problem then
     warn("git's gpg.program is stock: " .. routes.git_problem, { 'Fix GIT_CONFIG_COUNT in your environment' })
   else
@@ -262,7 +262,7 @@ local function check_runs(host)
   end
   if vim.fn.executable('tmux') == 1 then
     -- Pane options and hooks (set-option -p, set-hook -p) came in tmux 3.2.
-    local said = require('ttyoffer.originals').system({ 'tmux', '-V' }, { text = true }):wait(2000).stdout or ''
+    local said = require('ttyoffer.shared.originals').system({ 'tmux', '-V' }, { text = true }):wait(2000).stdout or ''
     local major, minor = said:match('(%d+)%.(%d+)')
     if major and (tonumber(major) > 3 or (tonumber(major) == 3 and tonumber(minor) >= 2)) then
       ok(vim.trim(said) .. ' found: runs on tmux (:TtyRun tmux) work')
@@ -306,15 +306,15 @@ local function check_runs(host)
     folder_error
     and (folder_error:find('open to others', 1, true) or folder_error:find('not a folder of yours', 1, true))
   then
-    error('Persistent runs (:TtyRun!) cannot start: ' .. require('ttyoffer.title').sanitize(folder_error, 300), {
+    error('Persistent runs (:TtyRun!) cannot start: ' .. require('ttyoffer.shared.title').sanitize(folder_error, 300), {
       'See :help ttyoffer-persist',
     })
   end
-  local source = require('ttyoffer.title').sanitize(answer.source, 200)
+  local source = require('ttyoffer.shared.title').sanitize(answer.source, 200)
   if vim.startswith(source, 'login shell') then
-    ok('Runs get the PATH of your ' .. source .. ': ' .. require('ttyoffer.title').sanitize(answer.path, 300))
+    ok('Runs get the PATH of your ' .. source .. ': ' .. require('ttyoffer.shared.title').sanitize(answer.path, 300))
   else
-    warn('Runs get ' .. source .. ': ' .. require('ttyoffer.title').sanitize(answer.path, 300), {
+    warn('Runs get ' .. source .. ': ' .. require('ttyoffer.shared.title').sanitize(answer.path, 300), {
       "Make `$SHELL -l -c 'echo $PATH'` work in a terminal, then restart Neovim",
     })
   end
@@ -325,7 +325,7 @@ function M.check()
     return
   end
   local host = require('ttyoffer.host')
-  local python = check_python(host, require('ttyoffer.install'))
+  local python = check_python(host, require('ttyoffer.host.install'))
   local ttyoffer = require('ttyoffer')
   check_host(host, ttyoffer)
   check_routes(ttyoffer)

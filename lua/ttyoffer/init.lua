@@ -1,21 +1,24 @@
 -- ttyoffer: a private controlling terminal for every command the editor spawns,
 -- shown in a float only when the command asks for something.
-if require('ttyoffer.support').problem() then
-  return require('ttyoffer.inactive')
+-- The public façade, at the top of the chain of parts: shared/ (and config)
+-- < host/ < offer/ < routes/ < runs/ < the entry points (this, command,
+-- health, events). Each requires only its own part and those below it.
+if require('ttyoffer.shared.support').problem() then
+  return require('ttyoffer.shared.inactive')
 end
 
 local M = {}
 
 local config = require('ttyoffer.config')
-local highlights = require('ttyoffer.highlights')
+local highlights = require('ttyoffer.shared.highlights')
 local host = require('ttyoffer.host')
-local notify = require('ttyoffer.notify')
-local prompts = require('ttyoffer.prompts')
-local records = require('ttyoffer.records')
+local notify = require('ttyoffer.shared.notify')
+local prompts = require('ttyoffer.offer.prompts')
+local records = require('ttyoffer.offer.records')
 local routes = require('ttyoffer.routes')
-local spawners = require('ttyoffer.spawners')
-local title = require('ttyoffer.title')
-local typing = require('ttyoffer.typing')
+local spawners = require('ttyoffer.routes.spawners')
+local title = require('ttyoffer.shared.title')
+local typing = require('ttyoffer.offer.typing')
 
 -- Whether start() ran: setup() after it applies the routes at once.
 local started = false
@@ -123,7 +126,7 @@ function M.offers()
   end, records.list())
 end
 
--- The spawners with the offer (see ttyoffer.spawners).
+-- The spawners with the offer (see ttyoffer.routes.spawners).
 M.jobstart = spawners.jobstart
 M.system = spawners.system
 M.fn_system = spawners.fn_system
@@ -141,7 +144,7 @@ function M.lease(pid)
   if config.current.enabled and host.state == 'stopped' then
     vim.schedule(M.start) -- asked before host_start_delay: for the next one
   end
-  return require('ttyoffer.lease').grant(pid)
+  return require('ttyoffer.routes.lease').grant(pid)
 end
 
 --- Run one interactive program in a pane of its own; see :help ttyoffer.run().

@@ -1,6 +1,6 @@
--- ttyoffer.expand: what :!{cmd} expands (%, modifiers, escapes), and what it
+-- ttyoffer.routes.expand: what :!{cmd} expands (%, modifiers, escapes), and what it
 -- leaves for the shell.
-local expand = require('ttyoffer.expand').expand
+local expand = require('ttyoffer.routes.expand').expand
 
 describe('expand', function()
   before_each(function()
@@ -30,7 +30,7 @@ describe('expand', function()
 end)
 
 describe(':! and :Bang put the previous command for !', function()
-  local bang = require('ttyoffer.bang')
+  local bang = require('ttyoffer.routes.bang')
   it('says E34 when there is none, and keeps \\! literal', function()
     errors(function()
       bang.with_previous('echo !')
@@ -40,7 +40,7 @@ describe(':! and :Bang put the previous command for !', function()
 end)
 
 describe('the :! line', function()
-  local bangline = require('ttyoffer.bangline')
+  local bangline = require('ttyoffer.routes.bangline')
   it('takes a plain :!{cmd} only', function()
     eq('ls -l', bangline.command_of('!ls -l'))
     eq('ls', bangline.command_of(': :!ls'))

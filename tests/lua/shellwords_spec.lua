@@ -1,7 +1,7 @@
--- ttyoffer.shellwords: a :TtyRun line split as sh splits it, or sent to the
+-- ttyoffer.runs.shellwords: a :TtyRun line split as sh splits it, or sent to the
 -- shell when it needs one; and runcmd's choice of argv.
-local shellwords = require('ttyoffer.shellwords')
-local runcmd = require('ttyoffer.runcmd')
+local shellwords = require('ttyoffer.runs.shellwords')
+local runcmd = require('ttyoffer.runs.runcmd')
 
 describe('split', function()
   local words = {

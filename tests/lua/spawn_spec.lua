@@ -1,6 +1,6 @@
--- ttyoffer.spawn: the skip table, the prologue run by a real /bin/sh, command
+-- ttyoffer.routes.spawn: the skip table, the prologue run by a real /bin/sh, command
 -- wrapping for list and string commands, what stock would pass.
-local spawn = require('ttyoffer.spawn')
+local spawn = require('ttyoffer.routes.spawn')
 
 local SH = { shell = '/bin/sh', shellcmdflag = '-c' }
 

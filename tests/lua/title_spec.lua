@@ -1,6 +1,6 @@
--- ttyoffer.title: the one rule for text from a command that the editor
+-- ttyoffer.shared.title: the one rule for text from a command that the editor
 -- shows (tests/test_title_rule.py holds it to the Python side's).
-local title = require('ttyoffer.title')
+local title = require('ttyoffer.shared.title')
 
 describe('of_command', function()
   it('joins, flattens control characters and truncates', function()

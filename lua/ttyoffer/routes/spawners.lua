@@ -6,10 +6,10 @@ local M = {}
 
 local config = require('ttyoffer.config')
 local host = require('ttyoffer.host')
-local originals = require('ttyoffer.originals')
-local records = require('ttyoffer.records')
-local spawn = require('ttyoffer.spawn')
-local startable = require('ttyoffer.startable')
+local originals = require('ttyoffer.shared.originals')
+local records = require('ttyoffer.offer.records')
+local spawn = require('ttyoffer.routes.spawn')
+local startable = require('ttyoffer.routes.startable')
 
 --- The host, for the next command, after this one: starting a process
 --- takes time this command must not wait for.
@@ -250,7 +250,7 @@ function M.system(cmd, opts, on_exit)
   obj.cmd = cmd
   records.add({ id = offer_id, pid = obj.pid, cmd = cmd, state = 'armed' })
   host.notify('bind', offer_id, obj.pid)
-  require('ttyoffer.waiting').answerable_wait(obj)
+  require('ttyoffer.offer.waiting').answerable_wait(obj)
   return obj
 end
 

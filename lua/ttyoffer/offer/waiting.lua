@@ -11,9 +11,9 @@
 local M = {}
 
 local config = require('ttyoffer.config')
-local knock = require('ttyoffer.knock')
-local prompts = require('ttyoffer.prompts')
-local typing = require('ttyoffer.typing')
+local knock = require('ttyoffer.host.knock')
+local prompts = require('ttyoffer.offer.prompts')
+local typing = require('ttyoffer.offer.typing')
 
 -- vim.wait()'s longest wait, as vim.system's own.
 local FOREVER = 2 ^ 31 - 1

@@ -27,7 +27,7 @@ function M.watch()
       end
       dropping = false
     end
-  end, vim.api.nvim_create_namespace('ttyoffer.typing'))
+  end, vim.api.nvim_create_namespace('ttyoffer.offer.typing'))
 end
 
 -- While keys are dropped, the editor's loop is looked at this often (ms):

@@ -11,16 +11,22 @@
 --         128 (the user is told once).
 -- Its end is one RunResult: what wait() returns, on_exit gets and
 -- TtyRunExit carries (with the run's id).
+--
+-- The part runs/ (this module, runspec, runcmd, pane, shellwords): a program
+-- in a pane of its own. It requires only its own part and those below it
+-- (routes/, offer/, host/, shared/, config); only the entry points are
+-- above it, and nothing here requires them (shared/ and config < host/ <
+-- offer/ < routes/ < runs/ < the entry points; scripts/require_graph.py).
 local M = {}
 
 local api = vim.api
 local config = require('ttyoffer.config')
 local host = require('ttyoffer.host')
-local notify = require('ttyoffer.notify')
-local originals = require('ttyoffer.originals')
-local pane_ui = require('ttyoffer.pane')
-local runspec = require('ttyoffer.runspec')
-local title_rule = require('ttyoffer.title')
+local notify = require('ttyoffer.shared.notify')
+local originals = require('ttyoffer.shared.originals')
+local pane_ui = require('ttyoffer.runs.pane')
+local runspec = require('ttyoffer.runs.runspec')
+local title_rule = require('ttyoffer.shared.title')
 
 local TITLE_LENGTH = 80
 local NOT_STARTED = { not_found = 'not found', not_executable = 'not executable', cannot_start = 'cannot start' }
@@ -411,7 +417,7 @@ local function prepare_tmux(spec)
     server = config.current.runs.tmux_server,
     -- A tmux server these commands start keeps this environment: the
     -- user's, without what the editor and the plugin added.
-    server_env = require('ttyoffer.gitenv').user_environment(),
+    server_env = require('ttyoffer.routes.gitenv').user_environment(),
   })
   if not answer then
     error('(ttyoffer) run(): tmux runs need the host: ' .. tostring(err), 0)

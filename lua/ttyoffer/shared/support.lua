@@ -20,8 +20,8 @@ end
 
 local told = false
 
---- The plugin's checkout: three folders above this file.
-local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
+--- The plugin's checkout: four folders above this file.
+local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h:h')
 
 --- :TtyOffer where the plugin cannot run. `install` (a plugin manager's
 --- build step) writes the help tags, so that :help ttyoffer says what is

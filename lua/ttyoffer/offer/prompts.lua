@@ -1,17 +1,23 @@
 -- The prompts: one window at a time, the rest queued in arrival order; when
 -- each opens, takes focus, shows its end and goes.
+--
+-- The main module of the part offer/ (prompts, window, focus, typing,
+-- hitenter, waiting, records, unserved): what the user sees and types when a
+-- command asks. It requires only offer/, host/, shared/ and config; nothing
+-- here requires back up the chain of parts (shared/ and config < host/ <
+-- offer/ < routes/ < runs/ < the entry points; scripts/require_graph.py).
 local M = {}
 
 local api = vim.api
 local config = require('ttyoffer.config')
-local focus = require('ttyoffer.focus')
+local focus = require('ttyoffer.offer.focus')
 local host = require('ttyoffer.host')
-local layout = require('ttyoffer.layout')
-local notify = require('ttyoffer.notify')
-local records = require('ttyoffer.records')
-local title = require('ttyoffer.title')
-local typing = require('ttyoffer.typing')
-local window = require('ttyoffer.window')
+local layout = require('ttyoffer.shared.layout')
+local notify = require('ttyoffer.shared.notify')
+local records = require('ttyoffer.offer.records')
+local title = require('ttyoffer.shared.title')
+local typing = require('ttyoffer.offer.typing')
+local window = require('ttyoffer.offer.window')
 
 -- Room for the screen's question in a window's title.
 local PROMPT_LIMIT = 60

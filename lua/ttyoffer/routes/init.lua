@@ -2,7 +2,7 @@
 -- carry the offer: `:!` as the user types it, and the spawners Lua plugins
 -- call (vim.fn.jobstart, vim.system, vim.fn.system, vim.fn.systemlist).
 --
--- A stand-in (ttyoffer.stand_ins) is put in place of the editor's own
+-- A stand-in (ttyoffer.routes.stand_ins) is put in place of the editor's own
 -- function as soon as the plugin loads, and serves the offer from the start;
 -- it is taken out by putting that very function back. A caller that kept
 -- its own reference to a spawner before the plugin loaded keeps the
@@ -10,10 +10,16 @@
 -- while it is on, and stock while it is off; a plugin that
 -- wrapped ours in turn keeps its wrapper (and ours under it) until it
 -- removes it: taking ours out would take theirs with it.
+--
+-- The part routes/ (this module, spawners, spawn, startable, stand_ins,
+-- bang, bangline, expand, lease, gitenv, terminals): how a command gets its
+-- offer. It requires only routes/, offer/, host/, shared/ and config; nothing
+-- here requires back up the chain of parts (shared/ and config < host/ <
+-- offer/ < routes/ < runs/ < the entry points; scripts/require_graph.py).
 local M = {}
 
 local config = require('ttyoffer.config')
-local stand_ins = require('ttyoffer.stand_ins')
+local stand_ins = require('ttyoffer.routes.stand_ins')
 
 local wrapped = false
 
@@ -67,15 +73,15 @@ function M.apply(spawners)
   elseif not want_lua and wrapped then
     unwrap_lua_spawners()
   end
-  require('ttyoffer.bangline').set(on and config.current.routes.bang)
-  require('ttyoffer.gitenv').set(on and config.current.routes.git)
+  require('ttyoffer.routes.bangline').set(on and config.current.routes.bang)
+  require('ttyoffer.routes.gitenv').set(on and config.current.routes.git)
 end
 
 --- Which routes carry the offer now, for :checkhealth and :TtyOffer status.
 --- @return {bang: boolean, lua: boolean, git: boolean, bang_blocked_by: string?, git_problem: string?}
 function M.active()
-  local bangline = require('ttyoffer.bangline')
-  local gitenv = require('ttyoffer.gitenv')
+  local bangline = require('ttyoffer.routes.bangline')
+  local gitenv = require('ttyoffer.routes.gitenv')
   return {
     bang = bangline.active(),
     lua = M.lua_wrapped(),

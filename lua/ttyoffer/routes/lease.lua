@@ -7,9 +7,9 @@ local M = {}
 
 local config = require('ttyoffer.config')
 local host = require('ttyoffer.host')
-local notify = require('ttyoffer.notify')
-local records = require('ttyoffer.records')
-local title = require('ttyoffer.title')
+local notify = require('ttyoffer.shared.notify')
+local records = require('ttyoffer.offer.records')
+local title = require('ttyoffer.shared.title')
 
 -- Deeper than any real chain of processes (git → gpg's wrapper under a
 -- terminal's shell under a plugin's job): a bound on the walk, no more.
@@ -68,7 +68,7 @@ end
 
 --- Whether this request is served from inside a vim.wait() (its events
 --- are served on the same Lua stack) of someone else's: ours
---- (ttyoffer.waiting) passes the keys to the prompt, others pass none.
+--- (ttyoffer.offer.waiting) passes the keys to the prompt, others pass none.
 --- @return boolean
 local function inside_a_plugins_wait()
   for level = 2, 200 do
@@ -78,7 +78,7 @@ local function inside_a_plugins_wait()
     end
     if info.func == vim.wait then
       local caller = debug.getinfo(level + 1, 'S')
-      return not (caller and caller.source:find('ttyoffer/waiting.lua', 1, true))
+      return not (caller and caller.source:find('ttyoffer/offer/waiting.lua', 1, true))
     end
   end
   return false
@@ -138,7 +138,7 @@ function M.grant(pid)
     if reason ~= 'ttyoffer is off' and reason ~= 'not a process of this editor' then
       -- A gpg of this editor's that will fail: say once how to sign so that
       -- it can be answered.
-      local command = rerun and title.sanitize(require('ttyoffer.unserved').as_bang_argument(rerun), math.huge)
+      local command = rerun and title.sanitize(require('ttyoffer.offer.unserved').as_bang_argument(rerun), math.huge)
         or 'git commit -S …'
       notify.once(
         'lease-refused',

@@ -1,9 +1,9 @@
 -- What `require('ttyoffer')` gives where the plugin cannot run (see
--- ttyoffer.support): the same names, none of which does anything. Those a
+-- ttyoffer.shared.support): the same names, none of which does anything. Those a
 -- user calls say so, once; setup() and start(), which run at every startup,
 -- say nothing (startup stays quiet). jobstart() is stock jobstart(), so
 -- callers keep working.
-local support = require('ttyoffer.support')
+local support = require('ttyoffer.shared.support')
 
 local M = {}
 

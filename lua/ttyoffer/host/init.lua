@@ -2,12 +2,17 @@
 -- spawn path, with its stock of spare ptys. It runs this checkout's remote
 -- plugin (rplugin/python3/ttyoffer) in a process of its own, so no other
 -- remote plugin can stall the relay and it can come back after a crash.
+--
+-- The part host/ (this module, protocol, knock, install): the process and the
+-- wire to it. It requires only host/, shared/ and config; nothing here
+-- requires back up the chain of parts (shared/ and config < host/ < offer/
+-- < routes/ < runs/ < the entry points; scripts/require_graph.py).
 local M = {}
 
-local layout = require('ttyoffer.layout')
-local notify = require('ttyoffer.notify')
-local originals = require('ttyoffer.originals')
-local protocol = require('ttyoffer.protocol')
+local layout = require('ttyoffer.shared.layout')
+local notify = require('ttyoffer.shared.notify')
+local originals = require('ttyoffer.shared.originals')
+local protocol = require('ttyoffer.host.protocol')
 
 --- @type 'stopped'|'starting'|'ready'|'failed'
 M.state = 'stopped'
@@ -62,7 +67,7 @@ local on_exit_handler = nil --- @type fun(message: string?)?
 
 --- The remote plugin the host runs: from this checkout, whatever the rplugin
 --- manifest says (or whether :UpdateRemotePlugins was ever run).
-M.plugin_path = require('ttyoffer.install').root .. '/rplugin/python3/ttyoffer'
+M.plugin_path = require('ttyoffer.host.install').root .. '/rplugin/python3/ttyoffer'
 
 -- The host needs both: pynvim to talk to the editor, pyte for the screen.
 local REQUIRED = 'import neovim, pyte'
@@ -106,7 +111,7 @@ function M.find_python(callback)
       )
     end)
   end
-  local own = require('ttyoffer.install').python()
+  local own = require('ttyoffer.host.install').python()
   if own then
     return usable(own, function(ok)
       if ok then
@@ -285,7 +290,7 @@ function M.start(on_exit)
       -- Once: commands run as without the plugin until this is mended. Not
       -- while the install that mends it runs (a plugin manager's first
       -- install): it says how it went, and starts the host when done.
-      if not require('ttyoffer.install').running then
+      if not require('ttyoffer.host.install').running then
         notify.once('no-python', 'no host (see :checkhealth ttyoffer); commands run plainly: ' .. M.error)
       end
       settle_waiters()
@@ -311,7 +316,7 @@ function M.spawn(python, path)
     '-c',
     'import sys; sys.path = [p for p in sys.path if p != ""]; sys.modules["ssl"] = None; '
       .. 'sys.path.insert(0, sys.argv[1]); from ttyoffer_nvim.pluginhost import main; main(sys.argv[2])',
-    require('ttyoffer.install').root,
+    require('ttyoffer.host.install').root,
     path,
   }
   local ok, job = pcall(originals.jobstart, argv, {
@@ -447,7 +452,7 @@ function M.stock_size()
   return #stock
 end
 
---- A notification to the host (a method of ttyoffer.protocol); false when
+--- A notification to the host (a method of ttyoffer.host.protocol); false when
 --- it could not be sent.
 --- @param name string
 --- @return boolean
@@ -469,7 +474,7 @@ local function no_answer(name, ms)
   return ('the host did not answer %s within %d ms (is it stopped? see :checkhealth ttyoffer)'):format(name, ms)
 end
 
---- A request to the host (a method of ttyoffer.protocol), waited for at most
+--- A request to the host (a method of ttyoffer.host.protocol), waited for at most
 --- `timeout` ms; nil and the error when it failed or no answer came in time.
 --- Sent as a notification (`ask`) and answered by the `answer` event: the
 --- wait is vim.wait's, bounded and serving the editor's events (CTRL-C ends

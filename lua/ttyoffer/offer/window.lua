@@ -6,9 +6,9 @@ local M = {}
 
 local api = vim.api
 local config = require('ttyoffer.config')
-local highlights = require('ttyoffer.highlights')
-local hitenter = require('ttyoffer.hitenter')
-local layout = require('ttyoffer.layout')
+local highlights = require('ttyoffer.shared.highlights')
+local hitenter = require('ttyoffer.offer.hitenter')
+local layout = require('ttyoffer.shared.layout')
 
 local WINHIGHLIGHT =
   'Normal:TtyOfferNormal,NormalFloat:TtyOfferNormal,FloatBorder:TtyOfferBorder,FloatTitle:TtyOfferTitle'

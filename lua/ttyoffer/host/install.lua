@@ -5,15 +5,15 @@
 -- host then starts at once, without a restart.
 local M = {}
 
-local notify = require('ttyoffer.notify')
-local originals = require('ttyoffer.originals')
+local notify = require('ttyoffer.shared.notify')
+local originals = require('ttyoffer.shared.originals')
 
 --- True while an install runs: the host's "no Python" is then expected,
 --- and the install's own messages are the ones to show.
 M.running = false
 
---- The plugin's checkout: three folders above this file.
-M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
+--- The plugin's checkout: four folders above this file.
+M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h:h')
 
 --- @return string
 function M.venv()

@@ -5,10 +5,10 @@
 -- question can be answered.
 local M = {}
 
-local notify = require('ttyoffer.notify')
-local prompts = require('ttyoffer.prompts')
-local records = require('ttyoffer.records')
-local title = require('ttyoffer.title')
+local notify = require('ttyoffer.shared.notify')
+local prompts = require('ttyoffer.offer.prompts')
+local records = require('ttyoffer.offer.records')
+local title = require('ttyoffer.shared.title')
 
 -- Room for the question in the notice.
 local QUESTION_LIMIT = 60

@@ -3,12 +3,12 @@ local M = {}
 
 local api = vim.api
 local config = require('ttyoffer.config')
-local expand = require('ttyoffer.expand')
+local expand = require('ttyoffer.routes.expand')
 local host = require('ttyoffer.host')
-local notify = require('ttyoffer.notify')
-local originals = require('ttyoffer.originals')
-local prompts = require('ttyoffer.prompts')
-local spawners = require('ttyoffer.spawners')
+local notify = require('ttyoffer.shared.notify')
+local originals = require('ttyoffer.shared.originals')
+local prompts = require('ttyoffer.offer.prompts')
+local spawners = require('ttyoffer.routes.spawners')
 
 -- The previous command, which `!` in a command stands for (as in :!).
 local previous = nil --- @type string?

@@ -7,8 +7,8 @@ local M = {}
 
 local api = vim.api
 local config = require('ttyoffer.config')
-local highlights = require('ttyoffer.highlights')
-local layout = require('ttyoffer.layout')
+local highlights = require('ttyoffer.shared.highlights')
+local layout = require('ttyoffer.shared.layout')
 
 --- @class ttyoffer.Pane
 --- @field win integer
@@ -29,7 +29,7 @@ local function define_close_function()
   end
   vim.cmd(([[
     function! %s(id, clicks, button, mods) abort
-      call luaeval("require('ttyoffer.pane').close_clicked(_A)", a:id)
+      call luaeval("require('ttyoffer.runs.pane').close_clicked(_A)", a:id)
     endfunction
   ]]):format(CLOSE_FUNCTION))
 end

@@ -10,7 +10,7 @@
 -- Loaded at startup: nothing here but the originals and a table.
 local M = {}
 
-local originals = require('ttyoffer.originals')
+local originals = require('ttyoffer.shared.originals')
 
 --- The module whose wrappers serve (ttyoffer's), or nil: stock.
 --- @type table?

@@ -13,7 +13,7 @@
 -- fails at once; the offers set their own.
 local M = {}
 
-local WRAPPER = require('ttyoffer.install').root .. '/libexec/ttyoffer-gpg'
+local WRAPPER = require('ttyoffer.host.install').root .. '/libexec/ttyoffer-gpg'
 
 --- What was there before ours, to put back: nil when ours is not set.
 --- @type {index: integer, count: string?, key: string?, value: string?, gpg_tty: string?,

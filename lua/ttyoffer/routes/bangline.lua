@@ -34,7 +34,7 @@ local function on_cr()
     local cmd = M.command_of(vim.fn.getcmdline())
     if cmd then
       vim.schedule(function()
-        require('ttyoffer.bang').run(cmd, { typed = true })
+        require('ttyoffer.routes.bang').run(cmd, { typed = true })
       end)
       return '<C-c>'
     end

@@ -1,7 +1,7 @@
 -- :TtyRun: run a command in a pane (`:TtyRun {cmd}`), list the runs, close one.
 local M = {}
 
-local notify = require('ttyoffer.notify')
+local notify = require('ttyoffer.shared.notify')
 
 local ERROR = vim.log.levels.ERROR
 
@@ -10,7 +10,7 @@ local function runs()
 end
 
 local function runspec()
-  return require('ttyoffer.runspec')
+  return require('ttyoffer.runs.runspec')
 end
 
 --- "12s", "3m", "2h", "4d"
@@ -54,7 +54,7 @@ function M.list_lines()
   end
   -- Without a host, the persistent sessions' line below says so once.
   if tmux_err and tmux_err ~= 'host not running' then
-    table.insert(lines, 'tmux sessions: ' .. require('ttyoffer.title').sanitize(tmux_err, 200))
+    table.insert(lines, 'tmux sessions: ' .. require('ttyoffer.shared.title').sanitize(tmux_err, 200))
   end
   if #tmux_sessions > 0 then
     table.insert(lines, '')
@@ -73,7 +73,7 @@ function M.list_lines()
   end
   local sessions, err = runs().sessions()
   if err then
-    table.insert(lines, 'persistent sessions: ' .. require('ttyoffer.title').sanitize(err, 200))
+    table.insert(lines, 'persistent sessions: ' .. require('ttyoffer.shared.title').sanitize(err, 200))
   elseif #sessions > 0 then
     table.insert(lines, '')
     table.insert(lines, ('%-20s %-8s %-16s %s'):format('session', 'age', 'running', 'title'))
@@ -105,7 +105,7 @@ end
 ---   local 'shell' may not be there)
 --- @return string[]
 function M.argv(line, remote)
-  local words, why = require('ttyoffer.shellwords').split(line)
+  local words, why = require('ttyoffer.runs.shellwords').split(line)
   if words and not SHELL_WORDS[words[1]] then
     return words
   end
@@ -141,7 +141,7 @@ end
 --- @return string[]
 function M.remote_list_lines(dest)
   local sessions, err = runs().remote_sessions(dest)
-  local sanitize = require('ttyoffer.title').sanitize
+  local sanitize = require('ttyoffer.shared.title').sanitize
   if err then
     return { ('sessions on %s: %s'):format(dest, sanitize(err, 300)) }
   end
@@ -171,7 +171,7 @@ M.subcommands = {
     end
     local argv, err = runs().check_argv(args[1])
     if not argv then
-      error('(ttyoffer) :TtyRun check: ' .. require('ttyoffer.title').sanitize(tostring(err), 300), 0)
+      error('(ttyoffer) :TtyRun check: ' .. require('ttyoffer.shared.title').sanitize(tostring(err), 300), 0)
     end
     runs().run({ argv = argv, title = 'check ' .. args[1] })
   end,
@@ -188,7 +188,7 @@ M.subcommands = {
     end
     local ended, err = runs().kill_tmux(args[1])
     if err then
-      error('(ttyoffer) :TtyRun tmux-kill: ' .. require('ttyoffer.title').sanitize(err, 300), 0)
+      error('(ttyoffer) :TtyRun tmux-kill: ' .. require('ttyoffer.shared.title').sanitize(err, 300), 0)
     end
     notify.answer(ended and ('tmux session %s ended'):format(args[1]) or ('no tmux session %s'):format(args[1]))
   end,
@@ -200,7 +200,7 @@ M.subcommands = {
     if dest then
       local ended, err = runs().kill_remote(dest, name)
       if err then
-        error('(ttyoffer) :TtyRun kill: ' .. require('ttyoffer.title').sanitize(err, 300), 0)
+        error('(ttyoffer) :TtyRun kill: ' .. require('ttyoffer.shared.title').sanitize(err, 300), 0)
       end
       notify.answer(
         ended and ('session %s on %s ended'):format(name, dest) or ('no live session %s on %s'):format(name, dest),
@@ -213,7 +213,7 @@ M.subcommands = {
       error('(ttyoffer) :TtyRun kill: ' .. tostring(err), 0)
     end
     if answer.error and answer.error ~= '' then
-      error('(ttyoffer) :TtyRun kill: ' .. require('ttyoffer.title').sanitize(answer.error, 300), 0)
+      error('(ttyoffer) :TtyRun kill: ' .. require('ttyoffer.shared.title').sanitize(answer.error, 300), 0)
     end
     if answer.count == 0 then
       notify.answer(('no live session %s (its files are gone)'):format(answer.name), vim.log.levels.WARN)
