@@ -176,8 +176,9 @@ def test_hostile_names_are_refused_and_reach_no_shell_and_no_path(
             )
             assert "is not a session name" in err and f'say "{sanitize_name(name)}"' in err, err
             # The host refuses them too (another caller, an older editor).
-            answer = ed.lua("return require('ttyoffer.runs').kill_session(...)", name)
-            assert "is not a session name" in answer["error"], answer
+            kill = "local a, e = require('ttyoffer.runs').kill_session(...) return {a == nil, e}"
+            refused, why = ed.lua(kill, name)
+            assert refused and "is not a session name" in why, why
         assert listed(ed) == []
     assert not list(workdir.iterdir()), "a command of the name ran"
     assert not Path("/tmp/escape.sock").exists()

@@ -179,7 +179,8 @@ def test_the_exports_answer_through_the_real_host(sandbox: Sandbox, tmp_path: Pa
         status = ed.lua("return vim.rpcrequest(...)", chan, "ttyoffer_status")
         assert status["pid"] > 0
         listed = ed.lua("return vim.rpcrequest(...)", chan, "ttyoffer_tmux_list", str(tmp_path / "no-server"))
-        assert set(listed) == {"sessions", "error"} and listed["sessions"] == []
+        # One rule for every request: a value, or {error} alone.
+        assert set(listed) == {"sessions"} or set(listed) == {"error"}, listed
         ed.lua("vim.rpcnotify(...)", chan, "ttyoffer_resize_armed", "30", "100")
         assert ed.lua("return vim.rpcrequest(...)", chan, "ttyoffer_screen", "999999") == ""
         assert ed.host_status()["pid"] == status["pid"]

@@ -317,9 +317,9 @@ class TtyOfferHost:
         try:
             folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
         except (OSError, sessions.SessionFolderError) as err:
-            return {"sessions": [], "error": str(err)}
+            return {"error": str(err)}
         found = await asyncio.get_running_loop().run_in_executor(None, sessions.list_sessions, folder)
-        return {"sessions": [s.as_dict() for s in found], "error": ""}
+        return {"sessions": [s.as_dict() for s in found]}
 
     async def session_kill(self, name: Any) -> dict[str, Any]:
         """{name, count}, or {error} for a name that is not one (it is never
@@ -395,8 +395,8 @@ class TtyOfferHost:
         try:
             found = await tmux.list_sessions(self._tmux(server))
         except tmux.TmuxError as err:
-            return {"sessions": [], "error": str(err)}
-        return {"sessions": [s.as_dict() for s in found], "error": ""}
+            return {"error": str(err)}
+        return {"sessions": [s.as_dict() for s in found]}
 
     def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any, signum: Any) -> dict[str, Any]:
         """The argv of a list, kill, check or signal on `dest` (fast: nothing
@@ -497,7 +497,7 @@ class TtyOfferHost:
     def seen(self, offer_id: int) -> None:
         self.table.seen(offer_id)
 
-    def release(self, offer_id: int) -> None:
+    def release_unbound(self, offer_id: int) -> None:
         self.table.release_unbound(offer_id)
 
     def drawn(self, offer_id: int) -> None:

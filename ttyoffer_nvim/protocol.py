@@ -12,6 +12,10 @@ each side to the names and arguments).
 Host -> editor: notifications, each a call of the function of the same name
 in ``require('ttyoffer.events')``. Editor -> host: RPC methods named
 ``ttyoffer_<name>``, requests (a value comes back) or notifications.
+
+One rule for a request's value: a table, or ``{error = why}`` when the host
+refuses (never an empty ``error`` beside a value); the editor's
+``host.request`` gives the table, or nil and why.
 """
 
 from __future__ import annotations
@@ -152,7 +156,7 @@ METHODS: dict[str, Message] = {
         "the question, and a busy editor no longer hangs it up.",
         offer_id="int",
     ),
-    "release": notify(
+    "release_unbound": notify(
         "The offer's command has ended (one never bound to a pid, such as a synchronous system()'s).",
         offer_id="int",
     ),
@@ -172,7 +176,7 @@ METHODS: dict[str, Message] = {
     ),
     "sessions": request(
         "The persistent sessions, read now: {sessions = [{name, created, command, title, pid, "
-        "ended}], error}."
+        "ended}]}, or {error}."
     ),
     "session_kill": request(
         "End a persistent session: {name, count}, or {error} for a name that is not one.", name="any"
@@ -183,7 +187,7 @@ METHODS: dict[str, Message] = {
         spec="any",
     ),
     "tmux_list": request(
-        "Our tmux sessions, read now: {sessions = [{name, created, attached, command, title}], error}.",
+        "Our tmux sessions, read now: {sessions = [{name, created, attached, command, title}]}, or {error}.",
         server="any",
     ),
     "tmux_kill": request("End one of our tmux sessions: {ended} or {error}.", session="any", server="any"),

@@ -41,7 +41,7 @@ end
 
 --- @param offer_id integer
 function M.closed(offer_id)
-  prompts.ended(offer_id)
+  prompts.closed(offer_id)
 end
 
 --- @param offer_ids integer[]

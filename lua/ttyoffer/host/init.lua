@@ -475,7 +475,8 @@ local function no_answer(name, ms)
 end
 
 --- A request to the host (a method of ttyoffer.host.protocol), waited for at most
---- `timeout` ms; nil and the error when it failed or no answer came in time.
+--- `timeout` ms: its value; or nil and why (no answer in time, a failure,
+--- or the host's refusal: then a third value, true).
 --- Sent as a notification (`ask`) and answered by the `answer` event: the
 --- wait is vim.wait's, bounded and serving the editor's events (CTRL-C ends
 --- it), never rpcrequest's, which waits on a stopped host for good.
@@ -510,6 +511,11 @@ function M.request_within(timeout, name, ...)
   end
   if slot.error and slot.error ~= '' then
     return nil, slot.error
+  end
+  -- One rule for every request: a table, or {error = why} when the host
+  -- refuses (a bad name, a folder not ours, what tmux said).
+  if type(slot.result) == 'table' and slot.result.error ~= nil then
+    return nil, tostring(slot.result.error), true
   end
   return slot.result
 end

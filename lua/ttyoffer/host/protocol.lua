@@ -62,7 +62,7 @@ M.methods = {
   drawn = { kind = 'notify', args = { 'offer_id' } },
   -- The offer's command has ended (one never bound to a pid, such as a
   -- synchronous system()'s).
-  release = { kind = 'notify', args = { 'offer_id' } },
+  release_unbound = { kind = 'notify', args = { 'offer_id' } },
   -- A Unix socket the editor listens on: the host connects and writes the id
   -- of each offer it presents there (a line), after its `present`, so that a
   -- wait serving fast events only learns a prompt is on its way.
@@ -75,7 +75,7 @@ M.methods = {
   -- shell is being asked.
   run_path = { kind = 'request', args = {} },
   -- The persistent sessions, read now: {sessions = [{name, created, command,
-  -- title, pid, ended}], error}.
+  -- title, pid, ended}]}, or {error}.
   sessions = { kind = 'request', args = {} },
   -- End a persistent session: {name, count}, or {error} for a name that is
   -- not one.
@@ -85,7 +85,7 @@ M.methods = {
   -- program ended, when it had)}, or {error}.
   tmux_prepare = { kind = 'request', args = { 'spec' } },
   -- Our tmux sessions, read now: {sessions = [{name, created, attached,
-  -- command, title}], error}.
+  -- command, title}]}, or {error}.
   tmux_list = { kind = 'request', args = { 'server' } },
   -- End one of our tmux sessions: {ended} or {error}.
   tmux_kill = { kind = 'request', args = { 'session', 'server' } },

@@ -163,7 +163,7 @@ local function open(prompt)
     on_input = function(data)
       host.notify('input', id, data)
     end,
-    on_decline = function(by_key)
+    on_dismiss = function(by_key)
       close(prompt, 'dismissed', by_key)
     end,
     -- Closed under the user's fingers: their next keys are dropped from
@@ -296,10 +296,10 @@ function M.question(id, question)
   end
 end
 
---- The command ended: a queued prompt has nothing left to answer; a shown
---- one shows the end a moment, then goes.
+--- The host closed the offer (its command ended): a queued prompt has
+--- nothing left to answer; a shown one shows the end a moment, then goes.
 --- @param id integer
-function M.ended(id)
+function M.closed(id)
   local prompt, index = find(id)
   if not prompt then
     return

@@ -51,9 +51,9 @@ end
 
 --- Open the window, focused, in Terminal mode, showing `first`.
 --- `on_gone` runs the moment the window is closed by anyone (a plugin closing
---- windows, the user), before `on_decline`, which is scheduled.
+--- windows, the user), before `on_dismiss`, which is scheduled.
 --- @param opts {title: string, first: string, on_input: fun(data: string),
----   on_decline: fun(by_key: boolean), on_gone: fun()?}
+---   on_dismiss: fun(by_key: boolean), on_gone: fun()?}
 --- @return ttyoffer.Window, integer height, integer width
 function M.open(opts)
   highlights.define()
@@ -81,18 +81,18 @@ function M.open(opts)
   -- editor's at once; any other way the window goes, they are dropped until
   -- a pause (on_gone).
   local by_key = false
-  local function decline()
+  local function dismiss()
     -- Not from inside terminal-mode input handling: deleting the terminal
     -- buffer there pulls it from under Neovim's own feet.
     vim.schedule(function()
-      opts.on_decline(by_key)
+      opts.on_dismiss(by_key)
     end)
   end
   local key = config.current.keys.dismiss
   if key then
     vim.keymap.set('t', key, function()
       by_key = true
-      decline()
+      dismiss()
     end, { buffer = buf, desc = 'Decline this ttyoffer prompt' })
   end
   api.nvim_create_autocmd('WinClosed', {
@@ -102,7 +102,7 @@ function M.open(opts)
       if opts.on_gone and not by_key then
         pcall(opts.on_gone)
       end
-      decline()
+      dismiss()
     end,
   })
   return { win = win, buf = buf, chan = chan, unguard = hitenter.guard(buf) }, win_config.height, win_config.width

@@ -273,7 +273,7 @@ local function run_blocking(stock_fn, cmd, ...)
   local ok, result = pcall(stock_fn, command, ...)
   -- Its pid was never known: the host learns of the end from here, and the
   -- record goes with the host's `released`, after what it sent before.
-  host.notify('release', offer_id)
+  host.notify('release_unbound', offer_id)
   if not ok then
     error(result, 0)
   end

@@ -407,7 +407,7 @@ local function prepare_tmux(spec)
   end
   vim.wait(config.current.startup_wait, host.ready, 10)
   -- The host waits for the login shell's PATH, the session's, itself.
-  local answer, err = host.request_within(TMUX_PREPARE_MS, 'tmux_prepare', {
+  local answer, err, refused = host.request_within(TMUX_PREPARE_MS, 'tmux_prepare', {
     name = spec.tmux,
     argv = spec.argv,
     cwd = spec.cwd,
@@ -420,10 +420,10 @@ local function prepare_tmux(spec)
     server_env = require('ttyoffer.routes.gitenv').user_environment(),
   })
   if not answer then
-    error('(ttyoffer) run(): tmux runs need the host: ' .. tostring(err), 0)
-  end
-  if answer.error then
-    error('(ttyoffer) run(): ' .. title_rule.sanitize(answer.error, 300), 0)
+    error(
+      '(ttyoffer) run(): ' .. (refused and title_rule.sanitize(err, 300) or ('tmux runs need the host: ' .. err)),
+      0
+    )
   end
   return answer.attach, answer.session, answer.pane, answer.ended
 end
@@ -559,13 +559,13 @@ function M.sessions()
   if not answer then
     return {}, err
   end
-  return answer.sessions, answer.error ~= '' and answer.error or nil
+  return answer.sessions
 end
 
---- End the persistent session `name`: {name, count}, or {error} for a name
---- that is not a session name.
+--- End the persistent session `name`: {name, count}; nil and why for a
+--- name that is not a session name (or no host).
 --- @param name string
---- @return {name: string, count: integer, error: string?}?, string? error
+--- @return {name: string, count: integer}?, string? error
 function M.kill_session(name)
   return host.request_within(SESSIONS_MS, 'session_kill', name)
 end
@@ -577,9 +577,6 @@ local function on_remote(dest, action, name, timeout)
   local answer, err = host.request('remote_command', dest, action, name or '', config.current.runs.ssh, 0)
   if not answer then
     return nil, err
-  end
-  if answer.error then
-    return nil, answer.error
   end
   local ok, proc = pcall(vim.system, answer.argv, { text = true, stdin = false })
   if not ok then
@@ -646,7 +643,7 @@ function M.check_argv(dest)
   if not answer then
     return nil, err
   end
-  return answer.argv, answer.error
+  return answer.argv
 end
 
 --- Our tmux sessions, read now from tmux (never stored).
@@ -658,7 +655,7 @@ function M.tmux_sessions()
   if not answer then
     return {}, err
   end
-  return answer.sessions, answer.error ~= '' and answer.error or nil
+  return answer.sessions
 end
 
 --- End one of our tmux sessions (`ttyoffer-…`); other names are refused.
@@ -668,9 +665,6 @@ function M.kill_tmux(session)
   local answer, err = host.request_within(TMUX_KILL_MS, 'tmux_kill', session, config.current.runs.tmux_server)
   if not answer then
     return nil, err
-  end
-  if answer.error then
-    return nil, answer.error
   end
   return answer.ended
 end

@@ -210,10 +210,7 @@ M.subcommands = {
     end
     local answer, err = runs().kill_session(args[1])
     if not answer then
-      error('(ttyoffer) :TtyRun kill: ' .. tostring(err), 0)
-    end
-    if answer.error and answer.error ~= '' then
-      error('(ttyoffer) :TtyRun kill: ' .. require('ttyoffer.shared.title').sanitize(answer.error, 300), 0)
+      error('(ttyoffer) :TtyRun kill: ' .. require('ttyoffer.shared.title').sanitize(tostring(err), 300), 0)
     end
     if answer.count == 0 then
       notify.answer(('no live session %s (its files are gone)'):format(answer.name), vim.log.levels.WARN)
