@@ -9,6 +9,7 @@ local config = require('ttyoffer.config')
 local highlights = require('ttyoffer.shared.highlights')
 local hitenter = require('ttyoffer.offer.hitenter')
 local layout = require('ttyoffer.shared.layout')
+local term_channel = require('ttyoffer.shared.term_channel')
 
 local WINHIGHLIGHT =
   'Normal:TtyOfferNormal,NormalFloat:TtyOfferNormal,FloatBorder:TtyOfferBorder,FloatTitle:TtyOfferTitle'
@@ -67,13 +68,8 @@ function M.open(opts)
   local win = api.nvim_open_win(buf, true, win_config)
   api.nvim_set_option_value('winhighlight', WINHIGHLIGHT, { win = win })
   -- The window exists first, so the terminal starts at its final size.
-  local chan = api.nvim_open_term(buf, {
-    force_crlf = false,
-    on_input = function(_, _, _, data)
-      opts.on_input(data)
-    end,
-  })
-  api.nvim_chan_send(chan, opts.first)
+  local chan = term_channel.open(buf, opts.on_input)
+  term_channel.send(chan, opts.first)
   vim.cmd.startinsert()
 
   -- Declined with the dismiss key: the user stopped typing for it on
@@ -156,7 +152,7 @@ end
 --- @param window ttyoffer.Window
 --- @param data string
 function M.send(window, data)
-  pcall(api.nvim_chan_send, window.chan, data)
+  term_channel.send(window.chan, data)
 end
 
 --- @param window ttyoffer.Window
@@ -191,9 +187,7 @@ function M.close(window)
   if api.nvim_win_is_valid(window.win) then
     pcall(api.nvim_win_close, window.win, true)
   end
-  if api.nvim_buf_is_valid(window.buf) then
-    pcall(api.nvim_buf_delete, window.buf, { force = true })
-  end
+  term_channel.wipe(window.buf)
 end
 
 return M

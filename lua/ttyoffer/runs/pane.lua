@@ -9,6 +9,7 @@ local api = vim.api
 local config = require('ttyoffer.config')
 local highlights = require('ttyoffer.shared.highlights')
 local layout = require('ttyoffer.shared.layout')
+local term_channel = require('ttyoffer.shared.term_channel')
 
 --- @class ttyoffer.Pane
 --- @field win integer
@@ -129,12 +130,7 @@ function M.open(opts)
   -- The window exists first, so the terminal starts at its final size.
   local chan = 0
   if opts.on_input then
-    chan = api.nvim_open_term(buf, {
-      force_crlf = false,
-      on_input = function(_, _, _, data)
-        opts.on_input(data)
-      end,
-    })
+    chan = term_channel.open(buf, opts.on_input)
   end
   vim.b[buf].ttyoffer_run = opts.id
   local key = config.current.keys.run_close
@@ -179,7 +175,7 @@ end
 --- @param pane ttyoffer.Pane
 --- @param data string
 function M.send(pane, data)
-  pcall(api.nvim_chan_send, pane.chan, data)
+  term_channel.send(pane.chan, data)
 end
 
 --- Show the run's state in the bar of every window showing the pane.
@@ -211,9 +207,7 @@ end
 --- Wipe the buffer (and with it every window showing it).
 --- @param pane ttyoffer.Pane
 function M.close(pane)
-  if api.nvim_buf_is_valid(pane.buf) then
-    pcall(api.nvim_buf_delete, pane.buf, { force = true })
-  end
+  term_channel.wipe(pane.buf)
 end
 
 --- @param pane ttyoffer.Pane
