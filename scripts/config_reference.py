@@ -4,7 +4,7 @@ ttyoffer-config (from the comment above its key, and its type from the
 validators there), and the setup() example of the help and of the README
 (the defaults themselves). ``python scripts/config_reference.py --write``
 rewrites both files; without it, the differences are printed and the exit
-is 1. tests/test_config_reference.py keeps both current."""
+is 1. tests/unit/test_config_reference.py keeps both current."""
 
 from __future__ import annotations
 

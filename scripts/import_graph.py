@@ -3,7 +3,7 @@
 remote-plugin shell, at load time (a statement at the top of the module),
 lazily (inside a function) or for the type checker only (under ``if
 TYPE_CHECKING``). ``python scripts/import_graph.py --write`` writes it into
-DESIGN.md; tests/test_import_graph.py keeps that current and fails on a
+DESIGN.md; tests/unit/test_import_graph.py keeps that current and fails on a
 cycle, on a part importing one it may not, or on a library imported outside
 the part allowed it.
 

@@ -1,6 +1,6 @@
 """Writes the editor's protocol.lua from the one declaration of the
 protocol, ttyoffer_nvim/protocol.py (``python scripts/protocol_lua.py
---write``); tests/test_protocol.py checks that the file is current, so the
+--write``); tests/nvim/test_protocol.py checks that the file is current, so the
 editor's side names what the host's declares."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 ``require('ttyoffer…')`` of each module, at load time (a ``local x =
 require(…)`` at the top of the file) or lazily (anywhere else, a click
 function's ``luaeval`` string included). ``python scripts/require_graph.py
---write`` writes it into DESIGN.md; tests/test_require_graph.py keeps that
+--write`` writes it into DESIGN.md; tests/unit/test_require_graph.py keeps that
 current and fails on a cycle, lazy or not, on a module other than the
 entry points requiring the public façade (``ttyoffer``, init.lua), on a
 require of a module no file holds, or on a require back up the chain of

@@ -8,7 +8,7 @@ the account the tests run as: as root the usual way (privilege separation in
 /run/sshd, made if missing; UsePAM no), as anyone else an unprivileged sshd
 logs its own account in (UsePAM yes, see SshdOptions.pam). Public keys only,
 unless a test asks for more: SshdOptions(password=True, user=...) serves an
-account made for the test with a known password (tests/test_prompts.py, as
+account made for the test with a known password (tests/e2e/test_prompts.py, as
 root: sshd checks the password against /etc/shadow itself)."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ pynvim. Below it, one folder per part:
     term/    the terminal holds: ptys, hang-ups, the keeper, /proc, output filters
 
 Imports run one way: edge → offer, runs → term; offer and runs never import
-each other, and no part imports the edge (tests/test_import_graph.py). Every
+each other, and no part imports the edge (tests/unit/test_import_graph.py). Every
 ``__init__`` imports nothing, so a module loads only what it asks for: an idle
 host does without runs, tmux and pyte.
 """

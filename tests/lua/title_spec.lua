@@ -1,5 +1,5 @@
 -- ttyoffer.shared.title: the one rule for text from a command that the editor
--- shows (tests/test_title_rule.py holds it to the Python side's).
+-- shows (tests/nvim/test_title_rule.py holds it to the Python side's).
 local title = require('ttyoffer.shared.title')
 
 describe('of_command', function()

@@ -740,7 +740,7 @@ def family(item: str) -> str:
     return item.split(":", 1)[0].replace("*", "").strip()
 
 
-README_LIST = "<!-- prompts proven: keep in step with tests/test_prompts.py PROVEN -->"
+README_LIST = "<!-- prompts proven: keep in step with tests/e2e/test_prompts.py PROVEN -->"
 HELP_LIST = "*ttyoffer-prompts*"
 
 

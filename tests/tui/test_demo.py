@@ -17,7 +17,7 @@ from tui import PtyScreen
 
 pytestmark = pytest.mark.tui
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PASSPHRASE = "ttyoffer"  # the one the welcome text tells the user
 
 

@@ -11,7 +11,7 @@ from PIL import Image
 
 from render_screen import DARK, RGB, Fonts, cell_box, image_size, load_fonts, render, resolve
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PICTURES = [ROOT / "doc" / "img" / "prompt.png", ROOT / "doc" / "img" / "status.png"]
 # The size scripts/screenshots.py runs the TUI at.
 PICTURE_COLUMNS, PICTURE_ROWS = 100, 30
