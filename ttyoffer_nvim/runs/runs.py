@@ -273,26 +273,10 @@ class RunTable:
         env = run_environment(spec, login.path, run.pty.slave_path)
         if spec.tmux is not None and not self._tmux_target(run, spec.tmux):
             return
-        argv = spec.argv or [login_shell(env), "-l"]
-        first = b""
-        if spec.host:
-            built = remote.command(
-                spec.ssh, spec.host, "run", spec.persist, spec.argv, os.environ.get("XDG_RUNTIME_DIR")
-            )
-            if isinstance(built, str):
-                self._not_started(run, "cannot_start", built)
-                return
-            # The run's program is ssh; the session is the remote one.
-            argv, run.session, run.remote = built.argv, built.name, remote.Stream(built.nonce)
-        elif spec.persist:
-            persistent = self._persistent(run, argv, env, cwd)
-            if isinstance(persistent, tuple) and len(persistent) == 2 and isinstance(persistent[1], str):
-                self._not_started(run, *persistent)
-                return
-            if isinstance(persistent, sessions.Ending):
-                self._ended_before(run, persistent)
-                return
-            argv, first = persistent
+        program = self._program(run, spec.argv or [login_shell(env), "-l"], env, cwd)
+        if program is None:
+            return
+        argv, first = program
         executable, reason, message = resolve(argv[0], env["PATH"], cwd)
         if executable is None:
             self._not_started(run, reason, message)
@@ -303,6 +287,41 @@ class RunTable:
             reason = "not_executable" if isinstance(err, PermissionError) else "cannot_start"
             self._not_started(run, reason, f"{argv[0]}: {err.strerror or err}")
             return
+        self._watch(run, first)
+
+    def _program(
+        self, run: Run, argv: list[str], env: dict[str, str], cwd: str
+    ) -> tuple[list[str], bytes] | None:
+        """What the pane's terminal runs, and what it shows first: the
+        program itself; or ssh, for a run on another machine; or the dtach
+        client of a persistent session. None when the run has ended already
+        (it could not start, or its session had ended before)."""
+        spec = run.spec
+        if spec.host:
+            built = remote.command(
+                spec.ssh, spec.host, "run", spec.persist, spec.argv, os.environ.get("XDG_RUNTIME_DIR")
+            )
+            if isinstance(built, str):
+                self._not_started(run, "cannot_start", built)
+                return None
+            # The run's program is ssh; the session is the remote one.
+            run.session, run.remote = built.name, remote.Stream(built.nonce)
+            return built.argv, b""
+        if not spec.persist:
+            return argv, b""
+        persistent = self._persistent(run, argv, env, cwd)
+        if isinstance(persistent, sessions.Ending):
+            self._ended_before(run, persistent)
+            return None
+        if isinstance(persistent[1], str):
+            self._not_started(run, persistent[0], persistent[1])
+            return None
+        return persistent[0], persistent[1]
+
+    def _watch(self, run: Run, first: bytes) -> None:
+        """The program started: its exit and its output are watched from now
+        on, and the pane told."""
+        assert run.pty is not None and run.relay is not None
         # Held until the program had it open: a pty whose slave nobody has
         # open reads as hung up. Ours no longer: EOF on the master now means
         # nobody holds the terminal any more.

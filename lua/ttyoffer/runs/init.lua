@@ -428,34 +428,66 @@ local function prepare_tmux(spec)
   return answer.attach, answer.session, answer.pane, answer.ended
 end
 
---- Start a run; see :help ttyoffer.run().
---- @param opts table
---- @return ttyoffer.Run
-function M.run(opts)
-  local spec = runspec.check(opts)
-  local tmux_session, tmux_pane, tmux_ended
-  if spec.tmux then
-    -- The pane attaches to the session: a tmux client, the run's program.
-    spec.argv, tmux_session, tmux_pane, tmux_ended = prepare_tmux(spec)
-    spec.env = {}
-  end
-  if spec.persist and not spec.host and vim.fn.executable('dtach') ~= 1 then
-    notify.notice(
-      'dtach is not installed: this run ends with the editor; to keep sessions, install it: sudo apt-get install dtach'
+--- What closing the pane would do to a program still running (nil when
+--- nothing runs): the close key asks it first.
+--- @param run ttyoffer.Run
+--- @return string?
+local function close_question(run)
+  if run.result then
+    return nil
+  elseif run.session and run.host then
+    return ('Detach from session %s on %s? It goes on there (:TtyRun! %s:%s comes back to it)'):format(
+      run.session,
+      run.host,
+      run.host,
+      run.session
     )
+  elseif run.session then
+    return ('Detach from session %s? It goes on (:TtyRun! %s comes back to it)'):format(run.session, run.session)
   end
+  return ('Close run %d? %s is still running: closing hangs it up'):format(run.id, run.title)
+end
+
+--- The run's pane: a channel terminal the host feeds (with `fed`), or a
+--- window for Neovim's own terminal job.
+--- @param run ttyoffer.Run
+--- @param placement string
+--- @param fed boolean
+--- @return ttyoffer.Pane
+local function open_pane(run, placement, fed)
+  return pane_ui.open({
+    id = run.id,
+    title = run.title,
+    placement = placement,
+    on_input = fed and function(data)
+      run._backend.write(run, data)
+    end or nil,
+    on_close = function()
+      run:close()
+    end,
+    close_question = function()
+      return close_question(run)
+    end,
+  })
+end
+
+--- A new run of `spec`, in the table (its pane not open yet).
+--- @param spec table checked by runspec
+--- @param opts table what the caller gave (a remote run re-attaches with it)
+--- @param tmux {session: string?, pane: string?}
+--- @return ttyoffer.Run
+local function new_run(spec, opts, tmux)
   local id = next_id
   next_id = next_id + 1
-  local title = title_rule.sanitize(spec.title, TITLE_LENGTH)
   local run = setmetatable({
     id = id,
-    title = title,
+    title = title_rule.sanitize(spec.title, TITLE_LENGTH),
     argv = spec.argv,
     started = os.time(),
     closing = false,
-    tmux = tmux_session,
+    tmux = tmux.session,
     host = spec.host,
-    _tmux_pane = tmux_pane,
+    _tmux_pane = tmux.pane,
     _on_exit = spec.on_exit,
   }, Run)
   use_backend(run, on_host)
@@ -468,43 +500,15 @@ function M.run(opts)
     end
   end
   runs[id] = run
-  local use_host = host.state == 'ready' or host.state == 'starting' or host.state == 'stopped'
-  local function close_question()
-    if run.result then
-      return nil
-    elseif run.session and run.host then
-      return ('Detach from session %s on %s? It goes on there (:TtyRun! %s:%s comes back to it)'):format(
-        run.session,
-        run.host,
-        run.host,
-        run.session
-      )
-    elseif run.session then
-      return ('Detach from session %s? It goes on (:TtyRun! %s comes back to it)'):format(run.session, run.session)
-    end
-    return ('Close run %d? %s is still running: closing hangs it up'):format(id, title)
-  end
-  run.pane = pane_ui.open({
-    id = id,
-    title = title,
-    placement = spec.placement,
-    on_input = use_host and function(data)
-      run._backend.write(run, data)
-    end or nil,
-    on_close = function()
-      run:close()
-    end,
-    close_question = close_question,
-  })
-  if tmux_ended then
-    -- Re-attached to a session whose program had ended: that ending.
-    run:_ended(tmux_ended)
-    return run
-  end
-  if not use_host then
-    start_as_job(run, spec)
-    return run
-  end
+  return run
+end
+
+--- The program started once the host is up; a host that does not come
+--- makes it Neovim's own terminal job, in a pane of its own in the same
+--- place (the first one has a channel terminal already).
+--- @param run ttyoffer.Run
+--- @param spec table
+local function start_when_the_host_is_ready(run, spec)
   if host.state == 'stopped' then
     -- Runs are asked for by name: they start the host even while the offer
     -- is off.
@@ -516,22 +520,41 @@ function M.run(opts)
     end
     if ready then
       start_on_host(run, spec)
-    else
-      -- The pane has a terminal channel already; the job gets a window of
-      -- its own terminal in the same place.
-      pane_ui.close(run.pane)
-      run.pane = pane_ui.open({
-        id = id,
-        title = title,
-        placement = spec.placement,
-        on_close = function()
-          run:close()
-        end,
-        close_question = close_question,
-      })
-      start_as_job(run, spec)
+      return
     end
+    pane_ui.close(run.pane)
+    run.pane = open_pane(run, spec.placement, false)
+    start_as_job(run, spec)
   end)
+end
+
+--- Start a run; see :help ttyoffer.run().
+--- @param opts table
+--- @return ttyoffer.Run
+function M.run(opts)
+  local spec = runspec.check(opts)
+  local tmux = {}
+  if spec.tmux then
+    -- The pane attaches to the session: a tmux client, the run's program.
+    spec.argv, tmux.session, tmux.pane, tmux.ended = prepare_tmux(spec)
+    spec.env = {}
+  end
+  if spec.persist and not spec.host and vim.fn.executable('dtach') ~= 1 then
+    notify.notice(
+      'dtach is not installed: this run ends with the editor; to keep sessions, install it: sudo apt-get install dtach'
+    )
+  end
+  local run = new_run(spec, opts, tmux)
+  local use_host = host.state == 'ready' or host.state == 'starting' or host.state == 'stopped'
+  run.pane = open_pane(run, spec.placement, use_host)
+  if tmux.ended then
+    -- Re-attached to a session whose program had ended: that ending.
+    run:_ended(tmux.ended)
+  elseif use_host then
+    start_when_the_host_is_ready(run, spec)
+  else
+    start_as_job(run, spec)
+  end
   return run
 end
 

@@ -97,18 +97,10 @@ end
 --- @field persist string?
 --- @field tmux string?
 
---- The checked and completed description of a run.
---- @param opts any
---- @return ttyoffer.RunSpec
-function M.check(opts)
-  if type(opts) ~= 'table' then
-    fail('expects a table { argv = {...}, title = ..., ... }, got %s', type(opts))
-  end
-  for key in pairs(opts) do
-    if not vim.tbl_contains(KNOWN, key) then
-      fail('unknown key %s; known keys: %s (see :help ttyoffer.run())', vim.inspect(key), table.concat(KNOWN, ', '))
-    end
-  end
+--- The session keys: persist (a name), host (with persist), tmux (a name;
+--- not with persist).
+--- @param opts table
+local function check_session(opts)
   for _, key in ipairs({ 'persist', 'tmux' }) do
     if opts[key] ~= nil and type(opts[key]) ~= 'string' then
       fail('%s must be a session name (a string), got %s', key, type(opts[key]))
@@ -138,10 +130,55 @@ function M.check(opts)
   if opts.tmux and vim.fn.executable('tmux') ~= 1 then
     fail('tmux is not installed: sudo apt-get install tmux (or leave tmux out)')
   end
+end
+
+--- The run's folder, absolute: the current one when none is given.
+--- @param cwd any
+--- @return string
+local function checked_cwd(cwd)
+  if cwd ~= nil and type(cwd) ~= 'string' then
+    fail('cwd must be a string, got %s', type(cwd))
+  end
+  if cwd == nil or cwd == '' then
+    return vim.fn.getcwd()
+  end
+  local absolute = vim.fn.fnamemodify(vim.fs.normalize(cwd), ':p')
+  if vim.fn.isdirectory(absolute) ~= 1 then
+    fail('cwd %s is not a directory', vim.inspect(cwd))
+  end
+  return absolute
+end
+
+--- The bar's title: the caller's, or the command; a session's names it.
+--- @param opts table
+--- @param argv string[]
+--- @return string
+local function title_of(opts, argv)
+  local title = opts.title or table.concat(argv, ' ')
+  local session = opts.persist or opts.tmux
+  if session and not opts.title then
+    local where = opts.host and (opts.host .. ':') or (opts.tmux and 'tmux ' or '')
+    title = where .. session .. (#argv > 0 and (': ' .. title) or '')
+  end
+  return title
+end
+
+--- The checked and completed description of a run.
+--- @param opts any
+--- @return ttyoffer.RunSpec
+function M.check(opts)
+  if type(opts) ~= 'table' then
+    fail('expects a table { argv = {...}, title = ..., ... }, got %s', type(opts))
+  end
+  for key in pairs(opts) do
+    if not vim.tbl_contains(KNOWN, key) then
+      fail('unknown key %s; known keys: %s (see :help ttyoffer.run())', vim.inspect(key), table.concat(KNOWN, ', '))
+    end
+  end
+  check_session(opts)
   -- A session may be attached to by name alone (or started with the login
   -- shell).
-  local session = opts.persist or opts.tmux
-  if not (session and opts.argv == nil) then
+  if not ((opts.persist or opts.tmux) and opts.argv == nil) then
     check_argv(opts.argv)
   end
   check_env(opts.env)
@@ -155,36 +192,19 @@ function M.check(opts)
   if not vim.tbl_contains(M.placements, placement) then
     fail('placement must be one of %s, got %s', table.concat(M.placements, ', '), vim.inspect(placement))
   end
-  local cwd = opts.cwd
-  if cwd ~= nil and type(cwd) ~= 'string' then
-    fail('cwd must be a string, got %s', type(cwd))
-  end
-  if cwd == nil or cwd == '' then
-    cwd = vim.fn.getcwd()
-  else
-    cwd = vim.fn.fnamemodify(vim.fs.normalize(cwd), ':p')
-    if vim.fn.isdirectory(cwd) ~= 1 then
-      fail('cwd %s is not a directory', vim.inspect(opts.cwd))
-    end
-  end
   local env = {}
   for name, value in pairs(opts.env or {}) do
     env[name] = tostring(value)
   end
   local argv = vim.deepcopy(opts.argv or {})
-  local title = opts.title or table.concat(argv, ' ')
-  if session and not opts.title then
-    local where = opts.host and (opts.host .. ':') or (opts.tmux and 'tmux ' or '')
-    title = where .. session .. (#argv > 0 and (': ' .. title) or '')
-  end
   return {
-    title = title,
+    title = title_of(opts, argv),
     argv = argv,
     persist = opts.persist,
     tmux = opts.tmux,
     host = opts.host,
     env = env,
-    cwd = cwd,
+    cwd = checked_cwd(opts.cwd),
     on_exit = opts.on_exit,
     placement = placement,
   }
