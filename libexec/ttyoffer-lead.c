@@ -130,8 +130,11 @@ int main(int argc, char **argv) {
     ignore.sa_handler = SIG_IGN;
     sigaction(SIGTTOU, &ignore, NULL);
 
+    /* vfork: no page tables to copy (the leader runs until the exec only
+     * to hand the terminal over); the child touches nothing of the
+     * leader's memory: system calls, then the exec or _exit. */
     pid_t leader = getpid();
-    pid_t child = fork();
+    pid_t child = vfork();
     if (child < 0) {
         sigprocmask(SIG_SETMASK, &started_with, NULL);
         run(command); /* no job control: as the prologue without `set -m` */
