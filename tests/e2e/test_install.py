@@ -66,6 +66,12 @@ def test_plain_packages_install_offers_in_the_first_session(tmp_path: Path) -> N
     assert "(ttyoffer) installed; the host uses" in build.stderr + build.stdout
     venv_python = home / ".local/share/nvim/ttyoffer/venv/bin/python"
     assert venv_python.exists()
+    # The compiled leader, in a folder of the user's alone, named by its
+    # source's hash; the install says so.
+    leaders = list((home / ".local/share/nvim/ttyoffer/bin").iterdir())
+    assert [p.name[:14] for p in leaders] == ["ttyoffer-lead-"], leaders
+    assert (leaders[0].parent.stat().st_mode & 0o777) == 0o700
+    assert f"commands start through {leaders[0]}" in build.stderr + build.stdout
     # An update with lazy.nvim's build step: the plugin's build.lua, run as
     # lazy runs it (headless here, so to the end).
     update = subprocess.run(
@@ -93,6 +99,7 @@ def test_plain_packages_install_offers_in_the_first_session(tmp_path: Path) -> N
         )
         wait_until(lambda: nvim.exec_lua("return require('ttyoffer.host').ready()"), 30, "the host")
         assert nvim.exec_lua("return require('ttyoffer.host').python") == str(venv_python)
+        assert nvim.exec_lua("return require('ttyoffer.host.install').leader()") == str(leaders[0])
         nvim.exec_lua(
             "_G.out = {} require('ttyoffer').jobstart({'sh', '-c', ...},"
             " {on_stdout = function(_, d) vim.list_extend(_G.out, d) end})",

@@ -15,6 +15,15 @@ from fixtures import Keyring
 from harness import Editor, Sandbox, editor, wait_until
 
 
+@pytest.fixture(params=["leader", "sh"])
+def sandbox(sandbox: Sandbox, request: pytest.FixtureRequest) -> Sandbox:
+    """Each route with the compiled leader, and with the /bin/sh prologue
+    that leads where none was built."""
+    if request.param == "sh":
+        sandbox.env["TTYOFFER_LEADER"] = "sh"
+    return sandbox
+
+
 def verified(keyring: Keyring, repo: Path) -> str:
     env = {**os.environ, **keyring.env}
     verify = subprocess.run(

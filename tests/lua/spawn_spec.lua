@@ -181,3 +181,79 @@ describe('what stock would pass', function()
     eq({ 0, '() {  x\n}\n' }, { out.code, out.stdout })
   end)
 end)
+
+describe('the compiled leader', function()
+  local LEADER = '/data/ttyoffer/bin/ttyoffer-lead-0123456789abcdef'
+
+  it('takes the slave, its flags and the command as jobstart() would exec it', function()
+    local editor = { program = '/usr/bin/git', pwd = '/e', leader = LEADER }
+    eq(
+      { LEADER, '/dev/pts/4', 'g', '/usr/bin/git', 'commit', '-S' },
+      spawn.command({ 'git', 'commit', '-S' }, '/dev/pts/4', SH, {}, editor)
+    )
+    -- The caller's GPG_TTY is kept; vim.system()'s kill() signals a pid.
+    editor.to_program = true
+    eq(
+      { LEADER, '/dev/pts/4', 'p', '/usr/bin/git' },
+      spawn.command({ 'git' }, '/dev/pts/4', SH, { env = { GPG_TTY = 'mine' } }, editor)
+    )
+    editor.to_program = false
+    eq(
+      { LEADER, '/dev/pts/4', '-', '/usr/bin/git' },
+      spawn.command({ 'git' }, '/dev/pts/4', SH, { env = { GPG_TTY = 'mine' } }, editor)
+    )
+    -- A string command: 'shell' as written in argv[0], as stock has it.
+    eq(
+      { LEADER, '/dev/pts/4', 'g', 'bash', '-c', 'ls -l' },
+      spawn.command('ls -l', '/dev/pts/4', { shell = 'bash', shellcmdflag = '-c' }, {}, { leader = LEADER })
+    )
+    -- No env(1), no $PWD: the leader drops nothing and leaves $PWD alone.
+    eq(
+      { LEADER, '/dev/pts/4', 'g', '/usr/bin/env' },
+      spawn.command({ 'env' }, '/dev/pts/4', SH, {}, {
+        program = '/usr/bin/env',
+        pwd = '/e',
+        leader = LEADER,
+        env_program = '/usr/bin/env',
+        restore = { 'A-B=1' },
+      })
+    )
+  end)
+
+  local built = require('ttyoffer.host.install').leader()
+  if not built then
+    return -- scripts/build_leader had no C compiler: nothing to run
+  end
+
+  it('passes the environment on whole, adding GPG_TTY and TERM', function()
+    local argv = spawn.command({ 'env' }, '/dev/null', SH, {}, { program = vim.fn.exepath('env'), leader = built })
+    local env = { PATH = vim.env.PATH, ['A-B'] = '1', ['BASH_FUNC_x%%'] = '() { y\n}', PWD = '/stale', TERM = '' }
+    local out = vim.system(argv, { env = env, clear_env = true, text = true, cwd = '/' }):wait()
+    eq(0, out.code, out.stderr)
+    local lines = vim.split(vim.trim(out.stdout), '\n')
+    table.sort(lines)
+    eq({
+      'A-B=1',
+      'BASH_FUNC_x%%=() { y',
+      'GPG_TTY=/dev/null',
+      'PATH=' .. vim.env.PATH,
+      'PWD=/stale',
+      'TERM=xterm-256color',
+      '}',
+    }, lines)
+  end)
+
+  it("exits with the program's status, dies by its signal, reports as sh", function()
+    local function run(argv)
+      local out = vim.system(vim.list_extend({ built, '/dev/null', '-' }, argv), { text = true }):wait()
+      return { out.code, out.signal, out.stderr }
+    end
+    eq({ 7, 0, '' }, run({ 'sh', '-c', 'exit 7' }))
+    eq({ 0, 15, '' }, run({ 'sh', '-c', 'kill -TERM $$' }))
+    eq({ 127, 0, 'ttyoffer-lead: no-such-program: not found\n' }, run({ 'no-such-program' }))
+    eq({ 126, 0, 'ttyoffer-lead: /: Permission denied\n' }, run({ '/' }))
+    -- No terminal to be had: the program runs as it is.
+    local out = vim.system({ built, '/nonexistent', 'g', 'sh', '-c', 'echo "${GPG_TTY-none}"' }, { text = true }):wait()
+    eq({ 0, 'none\n' }, { out.code, out.stdout })
+  end)
+end)

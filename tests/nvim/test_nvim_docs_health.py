@@ -69,6 +69,16 @@ def test_checkhealth_reports_a_working_setup(ed: Editor) -> None:
     assert "Remote plugin: " in report
     assert "Host running" in report
     assert "A pty can be opened" in report
+    assert "Commands start through the compiled leader " in report
+
+
+def test_checkhealth_tells_when_the_sh_prologue_leads(sandbox: Sandbox) -> None:
+    sandbox.env["TTYOFFER_LEADER"] = "sh"
+    with editor(sandbox) as ed:
+        ed.nvim.command("checkhealth ttyoffer")
+        report = "\n".join(ed.nvim.current.buffer[:])
+    assert "WARNING" not in report and "ERROR" not in report, report
+    assert "Commands start through the /bin/sh prologue" in report, report
 
 
 def test_checkhealth_at_startup_tells_the_truth(sandbox: Sandbox) -> None:

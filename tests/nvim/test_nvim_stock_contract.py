@@ -13,9 +13,26 @@ from typing import Any
 
 import pytest
 
-from harness import Editor
+from harness import Editor, Sandbox
 
 pytestmark = pytest.mark.nvim
+
+
+@pytest.fixture(params=["leader", "sh"])
+def sandbox(sandbox: Sandbox, request: pytest.FixtureRequest) -> Sandbox:
+    """Each case with the compiled leader, and with the /bin/sh prologue that
+    leads where none was built."""
+    if request.param == "sh":
+        sandbox.env["TTYOFFER_LEADER"] = "sh"
+    return sandbox
+
+
+@pytest.fixture
+def ed(ed: Editor, request: pytest.FixtureRequest) -> Editor:
+    on_the_leader = ed.lua("return require('ttyoffer.host.install').leader() ~= nil")
+    assert on_the_leader == (request.node.callspec.params["sandbox"] == "leader")
+    return ed
+
 
 # Runs `cmd` with `opts` through `spawner` and waits: {code, stdout, stderr,
 # whether it went through the offer}.

@@ -7,6 +7,7 @@ whose #! interpreter is missing, an ELF binary whose loader is missing."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -24,16 +25,26 @@ from harness import Editor, Sandbox, editor, nvim_011_binary, nvim_binary, wait_
 pytestmark = [pytest.mark.nvim, pytest.mark.versions]
 
 
-@pytest.fixture(params=["0.12", "0.11"])
+@pytest.fixture(params=["0.12", "0.11", "0.12, sh"])
 def ed(request: pytest.FixtureRequest, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
-    """The editor with the plugin and its host, on each supported Neovim."""
-    binary = nvim_binary() if request.param == "0.12" else nvim_011_binary()
+    """The editor with the plugin and its host, on each supported Neovim,
+    with the compiled leader; and on 0.12 with the /bin/sh prologue that
+    leads where none was built (TTYOFFER_LEADER=sh)."""
+    binary = nvim_011_binary() if request.param == "0.11" else nvim_binary()
     monkeypatch.setenv("TTYOFFER_NVIM", binary)
     sandbox.env["TTYOFFER_NVIM"] = binary  # what the harness starts
+    if request.param.endswith("sh"):
+        sandbox.env["TTYOFFER_LEADER"] = "sh"
     with editor(sandbox) as e:
         version = e.lua("return vim.version().minor")
-        assert version == (12 if request.param == "0.12" else 11)
+        assert version == (11 if request.param == "0.11" else 12)
+        leader = e.lua("return require('ttyoffer.host.install').leader()")
+        assert (leader is None) == request.param.endswith("sh"), leader
         yield e
+
+
+def on_the_leader(ed: Editor) -> bool:
+    return bool(ed.lua("return require('ttyoffer.host.install').leader() ~= nil"))
 
 
 # How many commands ran without an offer so far: a call that leaves it as it
@@ -179,6 +190,10 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, IndexError):
         return False
     return state not in "ZX"
+
+
+def ended(pid: int) -> bool:
+    return not alive(pid)
 
 
 def stays_alive(pid: int, seconds: float) -> bool:
@@ -427,6 +442,89 @@ def test_the_pid_is_the_leaders_and_signals_end_the_command_as_in_stock(ed: Edit
     ours = ed.lua(stop_both, "ours")
     stock = ed.lua(stop_both, "stock")
     assert ours == stock == [["sleep", "sleep"], 15, 143]
+
+
+# A command that says which signal ended it, and leaves a `sleep` of its own
+# (in its process group, as a plugin's `sh -c` would): {stdout, code or
+# signal, whether the sleep outlived it}, for jobstop() and vim.system()'s
+# kill(15), which signal the job's process group and the pid.
+SIGNALLED = r"""
+local which, how, pidfile = ...
+local o = require('ttyoffer.shared.originals')
+local script = 'trap "echo TERM; exit 3" TERM; trap "echo HUP; exit 4" HUP; '
+  .. 'sleep 30 >/dev/null 2>&1 & echo $! >' .. pidfile .. '; wait'
+local argv = { 'sh', '-c', script }
+local function written()
+  return vim.uv.fs_stat(pidfile) ~= nil and vim.uv.fs_stat(pidfile).size > 0
+end
+local function started()
+  vim.wait(5000, written)
+  vim.wait(100) -- the sleep exec'd, sh in its `wait`
+end
+if how == 'jobstop' then
+  local jobstart = which == 'stock' and o.jobstart or vim.fn.jobstart
+  local code, out = nil, nil
+  local job = jobstart(argv, {
+    stdout_buffered = true,
+    on_stdout = function(_, d) out = d end,
+    on_exit = function(_, c) code = c end,
+  })
+  started()
+  vim.fn.jobstop(job)
+  vim.wait(10000, function() return code ~= nil and out ~= nil end)
+  return { table.concat(out, '\n'), code }
+end
+local system = which == 'stock' and o.system or vim.system
+local obj = system(argv, { text = true })
+started()
+obj:kill(15)
+local result = obj:wait()
+return { result.stdout, result.code, result.signal }
+"""
+
+
+@pytest.mark.parametrize("how", ["jobstop", "vim.system kill"])
+def test_a_signal_for_the_job_reaches_the_command_as_in_stock(ed: Editor, tmp_path: Path, how: str) -> None:
+    # jobstop() signals the job's process group, vim.system()'s kill() its
+    # pid. The compiled leader passes the signal on to the same processes;
+    # the /bin/sh prologue could not (its command got SIGHUP instead).
+    results = {}
+    for which in ("stock", "ours"):
+        pidfile = tmp_path / f"{which}.pid"
+        results[which] = ed.lua(SIGNALLED, which, how, str(pidfile))
+        sleep = int(pidfile.read_text())
+        results[which].append(stays_alive(sleep, 0.3))
+        if alive(sleep):
+            os.kill(sleep, signal.SIGTERM)
+    if not on_the_leader(ed):
+        assert "TERM" not in results["ours"][0]  # SIGHUP, as :help ttyoffer-contract says
+        return
+    assert results["ours"] == results["stock"]
+    assert results["stock"][:2] == ["TERM\n", 3]
+
+
+def test_a_timed_out_wait_kills_a_command_that_ignores_sighup(ed: Editor, tmp_path: Path) -> None:
+    # :wait(ms) that times out sends SIGKILL to the pid: the leader dies of
+    # it, and the kernel kills the program with it (the leader asked for
+    # that), as stock kills its program. Before, the program got only the
+    # terminal's SIGHUP, which it may ignore, and lived on.
+    waited = """
+    local which, pidfile = ...
+    local system = which == 'stock' and require('ttyoffer.shared.originals').system or vim.system
+    local obj = system({ 'sh', '-c', 'trap "" HUP; echo $$ >' .. pidfile .. '; exec sleep 30' })
+    vim.wait(5000, function() return ((vim.uv.fs_stat(pidfile) or {}).size or 0) > 0 end)
+    local result = obj:wait(300) -- nil: the program still holds its pipes
+    return result and { result.code, result.signal } or {}
+    """
+    for which in ("stock", "ours"):
+        pidfile = tmp_path / f"{which}.pid"
+        result = ed.lua(waited, which, str(pidfile))
+        program = int(pidfile.read_text())
+        if which == "stock" or on_the_leader(ed):
+            assert result == [124, 9]
+            wait_until(functools.partial(ended, program), timeout=5, what=f"{which}: the program's end")
+        elif alive(program):
+            os.kill(program, signal.SIGKILL)
 
 
 def test_ctrl_z_in_a_prompt_window_stops_nothing(ed: Editor) -> None:

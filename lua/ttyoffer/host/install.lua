@@ -27,6 +27,75 @@ function M.python()
   return vim.fn.executable(python) == 1 and python or nil
 end
 
+-- The compiled leader (libexec/ttyoffer-lead.c): what the /bin/sh prologue
+-- does for a wrapped command, for one exec of a small program instead of a
+-- shell's (:help ttyoffer-contract). Built by this install and by
+-- scripts/build_leader (the tests, the demo), never shipped as a binary;
+-- named by its source's hash, so that one built from an older source is
+-- never used. Without one (no C compiler), the prologue leads.
+M.leader_source = M.root .. '/libexec/ttyoffer-lead.c'
+
+--- The folder this install builds the leader into (the user's alone).
+--- @return string
+function M.leader_dir()
+  return vim.fn.stdpath('data') .. '/ttyoffer/bin'
+end
+
+local leader_name --- @type string? the current source's, once read
+--- `ttyoffer-lead-<first 16 hex digits of the source's sha256>`; nil in a
+--- fast event before it was first read (vim.fn.sha256 cannot run there).
+--- @return string?
+function M.leader_name()
+  if not leader_name and not vim.in_fast_event() then
+    local file = io.open(M.leader_source, 'rb')
+    if not file then
+      return nil
+    end
+    leader_name = 'ttyoffer-lead-' .. vim.fn.sha256(file:read('*a')):sub(1, 16)
+    file:close()
+  end
+  return leader_name
+end
+
+--- Whether `path` is a file of the user's own that only they can change.
+local function owned(path)
+  local stat = vim.uv.fs_lstat(path)
+  return stat ~= nil
+    and stat.type == 'file'
+    and stat.uid == vim.uv.getuid()
+    and bit.band(stat.mode, tonumber('022', 8)) == 0
+    and vim.uv.fs_access(path, 'X')
+end
+
+local leader_found --- @type string|false|nil false: looked, none
+--- The compiled leader of the current source, or nil: none built (the
+--- /bin/sh prologue leads then), or $TTYOFFER_LEADER is `sh` (the tests'
+--- way to run the prologue's path). Looked up once.
+--- @return string?
+function M.leader()
+  if leader_found == nil then
+    local name = M.leader_name()
+    if not name then
+      return nil
+    end
+    leader_found = false
+    if vim.uv.os_getenv('TTYOFFER_LEADER') ~= 'sh' then
+      for _, dir in ipairs({ M.leader_dir(), M.root .. '/.cache/leader' }) do
+        if owned(dir .. '/' .. name) then
+          leader_found = dir .. '/' .. name
+          break
+        end
+      end
+    end
+  end
+  return leader_found or nil
+end
+
+--- Look again at the next spawn (after a build).
+function M.forget_leader()
+  leader_found = nil
+end
+
 --- The pinned requirements of the host, read from pyproject.toml (one place
 --- says which versions).
 --- @return string[]
@@ -60,6 +129,56 @@ local function step(argv, sync, next)
   end
   -- From /, so that nothing of the editor's current folder is imported.
   originals.system(argv, { text = true, cwd = '/' }, vim.schedule_wrap(next))
+end
+
+--- Build the leader into leader_dir(), then `next` with what to add to the
+--- install's message. Never fails the install: without a compiler, or if
+--- the build fails, the /bin/sh prologue leads, and :checkhealth says so.
+local function build_leader(sync, next)
+  local cc = vim.fn.exepath('cc')
+  cc = cc ~= '' and cc or vim.fn.exepath('gcc')
+  local name = M.leader_name()
+  if cc == '' or not name then
+    return next('; no C compiler, so commands start through /bin/sh (sudo apt-get install gcc, then :TtyOffer install)')
+  end
+  local dir = M.leader_dir()
+  vim.fn.mkdir(dir, 'p', tonumber('700', 8))
+  local stat = vim.uv.fs_lstat(dir)
+  if not (stat and stat.type == 'directory' and stat.uid == vim.uv.getuid()) then
+    return next('; ' .. dir .. ' is not a folder of yours: commands start through /bin/sh')
+  end
+  vim.uv.fs_chmod(dir, tonumber('700', 8))
+  local final = dir .. '/' .. name
+  local temporary = string.format('%s/.%s.%d.tmp', dir, name, vim.uv.os_getpid())
+  local function compile(flags, then_)
+    local argv = { cc, '-O2', '-Wall', '-Wextra' }
+    vim.list_extend(argv, flags)
+    vim.list_extend(argv, { '-o', temporary, M.leader_source })
+    step(argv, sync, then_)
+  end
+  local function finish(built)
+    if built.code ~= 0 then
+      os.remove(temporary)
+      return next('; the leader did not build, so commands start through /bin/sh: ' .. failure('cc', built))
+    end
+    vim.uv.fs_chmod(temporary, tonumber('700', 8))
+    vim.uv.fs_rename(temporary, final)
+    -- Leaders of older sources are never used again.
+    for entry in vim.fs.dir(dir) do
+      if entry:find('^ttyoffer%-lead%-') and entry ~= name then
+        os.remove(dir .. '/' .. entry)
+      end
+    end
+    M.forget_leader()
+    next('; commands start through ' .. final)
+  end
+  -- Static where libc.a is there (no loader to run at each spawn).
+  compile({ '-static' }, function(static)
+    if static.code == 0 then
+      return finish(static)
+    end
+    compile({}, finish)
+  end)
 end
 
 --- Make (or update) the venv and install the host's requirements into it.
@@ -100,7 +219,9 @@ function M.run(opts)
         end
         -- :help ttyoffer, for plain packages too.
         pcall(vim.cmd.helptags, vim.fn.fnameescape(M.root .. '/doc'))
-        done(true, 'installed; the host uses ' .. python)
+        build_leader(opts.sync, function(leader)
+          done(true, 'installed; the host uses ' .. python .. leader)
+        end)
       end)
     end)
   end)

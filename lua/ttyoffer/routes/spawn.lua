@@ -152,16 +152,41 @@ function M.stock_pwd(opts, editor_pwd)
   return editor_pwd
 end
 
+--- The argv of the compiled leader (libexec/ttyoffer-lead.c), which does
+--- what the prologue does for one exec of a small program instead of a
+--- shell's: `leader slave flags program args...`. The environment reaches
+--- it as stock would pass it to the command, and it drops nothing from it
+--- nor touches $PWD: no env(1), no $PWD argument.
+--- @param leader string the leader's path
+--- @param argv string[] the command as jobstart() would exec it
+--- @param slave string
+--- @param keeps_gpg_tty boolean the caller's `env` names GPG_TTY
+--- @param to_program boolean? signals for the leader go to the program
+---   alone (vim.system()'s kill() signals a pid), not to its group
+---   (jobstop() and system() signal the job's process group)
+--- @return string[]
+local function leader_argv(leader, argv, slave, keeps_gpg_tty, to_program)
+  local flags = (keeps_gpg_tty and '' or 'g') .. (to_program and 'p' or '')
+  local command = { leader, slave, flags == '' and '-' or flags }
+  for i = 1, #argv do
+    command[3 + i] = argv[i]
+  end
+  return command
+end
+
 --- The command jobstart() is given instead of `cmd`.
 --- @param cmd string|string[]
 --- @param slave string
 --- @param shell {shell: string, shellcmdflag: string}? needed for string commands
 --- @param opts table? the caller's jobstart() options
---- @param editor {program: string?, pwd: string?, env_program: string?, restore: string[]?}?
+--- @param editor {program: string?, pwd: string?, env_program: string?, restore: string[]?,
+---   leader: string?, to_program: boolean?}?
 ---   for list commands: the program's full path, as stock puts it in argv[0]
 ---   (found from the editor's directory, as stock finds `./rel` whatever
 ---   `cwd` says); the editor's $PWD; and the environment entries /bin/sh
----   would drop, which env(1) (`env_program`) then puts back
+---   would drop, which env(1) (`env_program`) then puts back. With `leader`
+---   (the compiled leader's path), that leads instead of /bin/sh, and
+---   `to_program` says where it sends the signals it is sent (leader_argv)
 --- @return string|string[]
 function M.command(cmd, slave, shell, opts, editor)
   editor = editor or {}
@@ -175,9 +200,16 @@ function M.command(cmd, slave, shell, opts, editor)
     table.insert(argv, cmd)
     cmd = argv
   end
+  local keeps_gpg_tty = opts and type(opts.env) == 'table' and opts.env.GPG_TTY ~= nil
+  if editor.leader then
+    local argv = { editor.program or cmd[1] }
+    for i = 2, #cmd do
+      argv[i] = cmd[i]
+    end
+    return leader_argv(editor.leader, argv, slave, keeps_gpg_tty, editor.to_program)
+  end
   -- The slave is $0, the $PWD to pass $1, the command the rest: no quoting
   -- of the command at all.
-  local keeps_gpg_tty = opts and type(opts.env) == 'table' and opts.env.GPG_TTY ~= nil
   local pwd = M.stock_pwd(opts, editor.pwd)
   local argv = { '/bin/sh', '-c', LIST_SCRIPTS[not keeps_gpg_tty][pwd ~= nil], slave }
   if pwd ~= nil then

@@ -6,6 +6,7 @@ local M = {}
 
 local config = require('ttyoffer.config')
 local host = require('ttyoffer.host')
+local install = require('ttyoffer.host.install')
 local originals = require('ttyoffer.shared.originals')
 local records = require('ttyoffer.offer.records')
 local spawn = require('ttyoffer.routes.spawn')
@@ -44,6 +45,9 @@ local function resolve(cmd, opts)
   return path
 end
 
+-- The leader's name is read now (a spawn in a fast event could not).
+install.leader_name()
+
 -- env(1), which puts back what /bin/sh drops from a list command's
 -- environment (names that are not shell identifiers).
 local ENV_PROGRAM = vim.fn.exepath('env')
@@ -72,15 +76,19 @@ end
 --- @param locate fun(cmd: string|string[], opts: table?): string?
 ---   the program as the spawner finds it (resolve() or the like), nil when
 ---   the spawner must judge the command
+--- @param to_program boolean? the spawner signals the command's pid, not
+---   its process group (vim.system()'s kill(), not jobstop())
 --- @return (string|string[])? command, integer? offer_id
-local function offered_command(cmd, opts, locate)
+local function offered_command(cmd, opts, locate, to_program)
   local reason = skip_reason(opts)
   local program = not reason and locate(cmd, opts)
   if not reason and not program then
     return nil
   end
+  -- The compiled leader when there is one; else the /bin/sh prologue.
+  local leader = not reason and install.leader()
   local restore = {}
-  if not reason then
+  if not reason and not leader then
     restore = spawn.entries_sh_would_drop(opts, vim.uv.os_environ())
     if #restore > 0 and (ENV_PROGRAM == '' or program:find('=', 1, true)) then
       -- env(1) would be needed, and is missing or would take the program
@@ -104,6 +112,8 @@ local function offered_command(cmd, opts, locate)
     pwd = vim.uv.os_getenv('PWD'), -- vim.env cannot be read in a fast event
     env_program = ENV_PROGRAM,
     restore = restore,
+    leader = leader or nil,
+    to_program = to_program,
   })
   return command, offer_id
 end
@@ -236,7 +246,7 @@ function M.system(cmd, opts, on_exit)
   if not valid or (on_exit ~= nil and type(on_exit) ~= 'function') then
     return plain()
   end
-  local command, offer_id = offered_command(cmd, opts, locate_for_system)
+  local command, offer_id = offered_command(cmd, opts, locate_for_system, true)
   if not command then
     return plain()
   end
