@@ -1,6 +1,6 @@
 /*
  * ttyoffer-lead: the leader of a wrapped command's session, what the /bin/sh
- * prologue of lua/ttyoffer/spawn.lua does, for one exec of a small static
+ * prologue of lua/ttyoffer/routes/spawn.lua does, for one exec of a small static
  * program instead of a shell (see :help ttyoffer-contract).
  *
  *   ttyoffer-lead SLAVE FLAGS PROGRAM [ARG...]
