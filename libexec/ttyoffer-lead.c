@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -67,13 +68,37 @@ static void forward(int sig, siginfo_t *info, void *context) {
     errno = saved;
 }
 
+/* Whether a file of this bare name is in a folder of $PATH: execvp()
+ * reports EACCES for a name that is nowhere when some folder of $PATH
+ * cannot be searched (a PATH inherited through su), where the shell says
+ * 127, not found. */
+static int on_path(const char *name) {
+    const char *path = getenv("PATH");
+    char candidate[4096];
+    struct stat info;
+    if (path == NULL || *path == '\0')
+        path = "/bin:/usr/bin";
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t length = end ? (size_t)(end - path) : strlen(path);
+        int written = snprintf(candidate, sizeof candidate, "%.*s/%s", (int)length, length ? path : ".", name);
+        if (written > 0 && (size_t)written < sizeof candidate && stat(candidate, &info) == 0)
+            return 1;
+        if (!end)
+            break;
+        path = end + 1;
+    }
+    return 0;
+}
+
 /* exec the program as "$@" would, or report as /bin/sh does (127 for a
  * program not found, 126 for one that cannot be run). */
 static void run(char **argv) {
     execvp(argv[0], argv);
-    int code = errno == ENOENT ? 127 : 126;
-    dprintf(2, "ttyoffer-lead: %s: %s\n", argv[0], code == 127 ? "not found" : strerror(errno));
-    _exit(code);
+    int saved = errno;
+    int missing = saved == ENOENT || (saved == EACCES && !strchr(argv[0], '/') && !on_path(argv[0]));
+    dprintf(2, "ttyoffer-lead: %s: %s\n", argv[0], missing ? "not found" : strerror(saved));
+    _exit(missing ? 127 : 126);
 }
 
 /* End as the program ended: its exit status, or its signal (without a
