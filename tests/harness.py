@@ -135,7 +135,19 @@ class Editor:
         return wait_until(found, timeout, f"{count} User {pattern}")
 
     def wait_host(self, timeout: float = 20.0) -> None:
-        self.lua("require('ttyoffer').start()")
+        def started() -> bool:
+            # An editor attached to as soon as its socket exists may still be
+            # running its init file (a plugin manager's setup): the plugin is
+            # not on 'runtimepath' until that is done.
+            try:
+                self.lua("require('ttyoffer').start()")
+            except pynvim.NvimError as err:
+                if "module 'ttyoffer' not found" in str(err):
+                    return False
+                raise
+            return True
+
+        wait_until(started, timeout, "the plugin to be loaded")
         wait_until(lambda: self.lua("return require('ttyoffer.host').ready()"), timeout, "the ttyoffer host")
 
     def mode(self) -> str:
