@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import socket
 import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -139,3 +142,32 @@ def test_a_remote_list_leaves_a_session_being_made_and_forgets_a_stale_one(tmp_p
     assert listing.returncode == 0 and listing.stdout == b"", listing
     assert made.exists()
     assert not stale.exists() and not (folder / "stale.log").exists()
+
+
+def test_the_shared_connection_is_the_process_listening_in_our_control_folder() -> None:
+    """What a pane's teardown spares: a process listening on a socket in the
+    control folder (ssh's ControlPersist master), not one listening
+    elsewhere."""
+    # Short: a socket's path must fit 108 bytes.
+    tmp_path = Path(tempfile.mkdtemp(prefix="tto-"))
+    folder = tmp_path / "ttyoffer-ssh"
+    folder.mkdir(mode=0o700)
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    listen = (
+        "import socket, sys, time; s = socket.socket(socket.AF_UNIX); "
+        "s.bind(sys.argv[1]); s.listen(); time.sleep(30)"
+    )
+    ours = subprocess.Popen([sys.executable, "-c", listen, str(folder / ("c" * 40))])
+    other = subprocess.Popen([sys.executable, "-c", listen, str(elsewhere / "sock")])
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and ours.pid not in remote.shared_connections(folder):
+            time.sleep(0.05)
+        found = remote.shared_connections(folder)
+        assert ours.pid in found and other.pid not in found
+    finally:
+        for proc in (ours, other):
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(tmp_path)

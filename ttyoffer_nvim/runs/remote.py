@@ -46,7 +46,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sessions import sanitize_name
+from ..term import procfs
+from .sessions import sanitize_name, unix_sockets
 
 # What `dest` may be: what ssh takes as a destination (an alias, user@host,
 # ssh://user@host:port, [v6]:port), and no shell metacharacter a ProxyCommand
@@ -102,6 +103,35 @@ def control_folder(runtime_dir: str | None) -> Path:
             f"{folder} is open to others (mode {stat.S_IMODE(info.st_mode):04o}); remove it and try again"
         )
     return folder
+
+
+def shared_connections(folder: Path) -> set[int]:
+    """The ssh processes that hold our shared connections: each listens on a
+    control socket in `folder`. ssh's mux client hands its terminal to that
+    master for the session's life, so when a pane goes the master may still
+    hold the pane's terminal a moment: it is not a program's leftover to
+    hang up (the connection would go with it, and the next attach would ask
+    for the password again)."""
+    prefix = f"{folder}/"
+    listening, _ = unix_sockets()
+    wanted = {
+        f"socket:[{inode}]"
+        for path, inodes in listening.items()
+        if path.startswith(prefix)
+        for inode in inodes
+    }
+    found: set[int] = set()
+    if not wanted:
+        return found
+    for pid in procfs.pids():
+        fd_dir = f"/proc/{pid}/fd"
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(fd_dir):
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"{fd_dir}/{fd}") in wanted:
+                        found.add(pid)
+                        break
+    return found
 
 
 def encode(script: str) -> str:

@@ -685,18 +685,32 @@ class RunTable:
         if run.relay is not None:
             run.relay.stop()
         pty.close_slave()
-        if not hang_up_holders(pty.master, pty.slave_path) or now:
+        spare = self._shared_connections(run)
+        if not hang_up_holders(pty.master, pty.slave_path, spare) or now:
             pty.close()
             return
-        self._loop.call_later(KILL_AFTER, self._kill_holders, pty)
+        self._loop.call_later(KILL_AFTER, self._kill_holders, pty, spare)
 
-    def _kill_holders(self, pty: Pty) -> None:
+    def _kill_holders(self, pty: Pty, spare: frozenset[int] = frozenset()) -> None:
         with contextlib.suppress(OSError, ValueError):
             if slave_held_elsewhere(pty.master):
                 for pid in holders(pty.slave_path):
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, signal.SIGKILL)
+                    if pid not in spare:
+                        with contextlib.suppress(OSError):
+                            os.kill(pid, signal.SIGKILL)
         pty.close()
+
+    @staticmethod
+    def _shared_connections(run: Run) -> frozenset[int]:
+        """A remote run's shared ssh connections, which may still hold its
+        terminal a moment and are no leftover of its program
+        (remote.shared_connections)."""
+        if run.remote is None:
+            return frozenset()
+        with contextlib.suppress(OSError, ValueError, remote.ControlFolderError):
+            folder = remote.control_folder(os.environ.get("XDG_RUNTIME_DIR"))
+            return frozenset(remote.shared_connections(folder))
+        return frozenset()
 
     # -- tmux runs: the program is a tmux client; the ending told, and what
     # kill() signals, are the program's in its pane (tmux.py) ---------------

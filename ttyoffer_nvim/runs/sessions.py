@@ -290,7 +290,7 @@ class ProcessTable:
             self.argv[pid] = [part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0") if part]
             self.stat[pid] = info
             self.children.setdefault(info.ppid, []).append(pid)
-        self.listening, self.bound = _unix_sockets()
+        self.listening, self.bound = unix_sockets()
 
     def holders(self, socket_path: Path) -> list[int]:
         """The dtach processes that serve or attach to the socket: its path
@@ -404,7 +404,7 @@ def _is_dtach(argv: list[str]) -> bool:
 _ACCEPTCON = 0x10000
 
 
-def _unix_sockets() -> tuple[dict[str, set[str]], set[str]]:
+def unix_sockets() -> tuple[dict[str, set[str]], set[str]]:
     """Path -> inodes of the Unix sockets listening there, and every path a
     socket is bound to, listening or not yet (/proc/net/unix)."""
     listening: dict[str, set[str]] = {}

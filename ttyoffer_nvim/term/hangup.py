@@ -100,8 +100,9 @@ def hang_up(pids: list[int]) -> list[int]:
     return sent
 
 
-def hang_up_holders(master: int, slave_path: str) -> list[int]:
-    """SIGHUP to every other process still holding the slave; their pids.
+def hang_up_holders(master: int, slave_path: str, spare: frozenset[int] = frozenset()) -> list[int]:
+    """SIGHUP to every other process still holding the slave (but those in
+    `spare`); their pids.
 
     Call it with this process's own slave copy closed and the master still
     open, so that the slave's path cannot name another terminal yet. The
@@ -111,7 +112,7 @@ def hang_up_holders(master: int, slave_path: str) -> list[int]:
     try:
         if master < 0 or not slave_held_elsewhere(master):
             return []
-        pids = holders(slave_path)
+        pids = [pid for pid in holders(slave_path) if pid not in spare]
     except (OSError, ValueError):  # best effort: never in the way of a teardown
         return []
     return hang_up(pids)
