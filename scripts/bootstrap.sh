@@ -66,6 +66,13 @@ if [ -n "${TTYOFFER_FOR_TESTS:-}" ]; then
   # suite runs with it, and with the /bin/sh prologue where it says so.
   NEEDED[cc]=gcc
   NEEDED_FILES[/usr/include/stdio.h]=libc6-dev
+  # Its arm64 build too, run under qemu-user (tests/unit/test_unit_leader.py):
+  # the assembly of its build without libc is per architecture.
+  if [ "$(uname -m)" = x86_64 ]; then
+    NEEDED[aarch64-linux-gnu-gcc]=gcc-aarch64-linux-gnu
+    NEEDED_FILES[/usr/aarch64-linux-gnu/include/stdio.h]=libc6-dev-arm64-cross
+    NEEDED[qemu-aarch64-static]=qemu-user-static
+  fi
 fi
 
 # scripts/screenshots' picture of the GUI (the tests' GUI packages alone).

@@ -31,9 +31,11 @@ end
 -- does for a wrapped command, for one exec of a small program instead of a
 -- shell's (:help ttyoffer-contract). Built by this install and by
 -- scripts/build_leader (the tests, the demo), never shipped as a binary;
--- named by its source's hash, so that one built from an older source is
--- never used. Without one (no C compiler), the prologue leads.
+-- named by the hash of its source and its builds (ttyoffer-lead.flags), so
+-- that one built from older ones is never used. Without one (no C
+-- compiler), the prologue leads.
 M.leader_source = M.root .. '/libexec/ttyoffer-lead.c'
+M.leader_flags = M.root .. '/libexec/ttyoffer-lead.flags'
 
 --- The folder this install builds the leader into (the user's alone).
 --- @return string
@@ -41,20 +43,44 @@ function M.leader_dir()
   return vim.fn.stdpath('data') .. '/ttyoffer/bin'
 end
 
+--- The whole of the file at `path`, or nil.
+local function read(path)
+  local file = io.open(path, 'rb')
+  if not file then
+    return nil
+  end
+  local text = file:read('*a')
+  file:close()
+  return text
+end
+
 local leader_name --- @type string? the current source's, once read
---- `ttyoffer-lead-<first 16 hex digits of the source's sha256>`; nil in a
---- fast event before it was first read (vim.fn.sha256 cannot run there).
+--- `ttyoffer-lead-<first 16 hex digits of the sha256 of the source, then
+--- the flags>`; nil in a fast event before it was first read
+--- (vim.fn.sha256 cannot run there).
 --- @return string?
 function M.leader_name()
   if not leader_name and not vim.in_fast_event() then
-    local file = io.open(M.leader_source, 'rb')
-    if not file then
+    local source, flags = read(M.leader_source), read(M.leader_flags)
+    if not (source and flags) then
       return nil
     end
-    leader_name = 'ttyoffer-lead-' .. vim.fn.sha256(file:read('*a')):sub(1, 16)
-    file:close()
+    leader_name = 'ttyoffer-lead-' .. vim.fn.sha256(source .. flags):sub(1, 16)
   end
   return leader_name
+end
+
+--- The builds of the leader to try, in order: each a list of cc flags
+--- (ttyoffer-lead.flags: a line each; `#` begins a comment line).
+--- @return string[][]
+function M.leader_builds()
+  local builds = {}
+  for line in vim.gsplit(read(M.leader_flags) or '', '\n', { plain = true }) do
+    if line:find('%S') and not line:find('^%s*#') then
+      table.insert(builds, vim.split(vim.trim(line), '%s+'))
+    end
+  end
+  return builds
 end
 
 --- Whether `path` is a file of the user's own that only they can change.
@@ -151,8 +177,7 @@ local function build_leader(sync, next)
   local final = dir .. '/' .. name
   local temporary = string.format('%s/.%s.%d.tmp', dir, name, vim.uv.os_getpid())
   local function compile(flags, then_)
-    local argv = { cc, '-O2', '-Wall', '-Wextra' }
-    vim.list_extend(argv, flags)
+    local argv = vim.list_extend({ cc }, flags)
     vim.list_extend(argv, { '-o', temporary, M.leader_source })
     step(argv, sync, then_)
   end
@@ -172,13 +197,21 @@ local function build_leader(sync, next)
     M.forget_leader()
     next('; commands start through ' .. final)
   end
-  -- Static where libc.a is there (no loader to run at each spawn).
-  compile({ '-static' }, function(static)
-    if static.code == 0 then
-      return finish(static)
-    end
-    compile({}, finish)
-  end)
+  -- The first build that compiles here: without libc, or on a static
+  -- libc, where they can be (no loader to run at each spawn).
+  local builds = M.leader_builds()
+  if #builds == 0 then
+    return next('; ' .. M.leader_flags .. ' names no build, so commands start through /bin/sh')
+  end
+  local function try(index)
+    compile(builds[index], function(built)
+      if built.code ~= 0 and index < #builds then
+        return try(index + 1)
+      end
+      finish(built)
+    end)
+  end
+  try(1)
 end
 
 --- Make (or update) the venv and install the host's requirements into it.

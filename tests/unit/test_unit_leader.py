@@ -1,0 +1,249 @@
+"""Hermetic: the compiled leader (libexec/ttyoffer-lead.c), each build of
+libexec/ttyoffer-lead.flags that compiles here (without libc, on a static
+libc, on the shared one), run as jobstart() runs it: a session leader
+given a real pty to take."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = ROOT / "libexec" / "ttyoffer-lead.c"
+FLAGS = ROOT / "libexec" / "ttyoffer-lead.flags"
+FREESTANDING = platform.system() == "Linux" and platform.machine() in ("x86_64", "aarch64")
+
+BUILDS = [
+    line.split() for line in FLAGS.read_text().splitlines() if line.strip() and not line.startswith("#")
+]
+NAMES = [
+    "freestanding" if "-DLEAD_FREESTANDING" in b else "static" if "-static" in b else "shared" for b in BUILDS
+]
+
+# What the program reports of itself: pid, group, session, the terminal's
+# foreground group, its controlling terminal (tty_nr of /proc/PID/stat),
+# and the environment entries the leader sets.
+REPORT = (
+    "import os; fd = os.open('/dev/tty', os.O_RDWR); "
+    "print(os.getpid(), os.getpgrp(), os.getsid(0), os.tcgetpgrp(fd), "
+    "open('/proc/self/stat').read().rsplit(')', 1)[1].split()[4]); "
+    "print(os.environ.get('GPG_TTY'), os.environ.get('TERM'))"
+)
+
+
+# The build without libc for arm64 too, where a cross compiler and
+# qemu-user are there (scripts/bootstrap.sh installs them for the tests on
+# x86-64): its assembly runs under qemu, the programs it starts natively.
+CROSS_ARM64 = ("aarch64-linux-gnu-gcc", "qemu-aarch64-static")
+
+
+@pytest.fixture(scope="module", params=[*range(len(BUILDS)), "arm64"], ids=[*NAMES, "freestanding-arm64"])
+def leader(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The argv that starts the leader of one build."""
+    out = tmp_path_factory.mktemp("leader") / "ttyoffer-lead"
+    if request.param == "arm64":
+        if platform.machine() == "aarch64" or not all(shutil.which(tool) for tool in CROSS_ARM64):
+            pytest.skip("no arm64 cross compiler and qemu-user here (or this is arm64: built natively)")
+        build, compiler, runner = BUILDS[0], CROSS_ARM64[0], [CROSS_ARM64[1]]
+    else:
+        build, compiler, runner = BUILDS[request.param], "cc", []
+    if shutil.which(compiler) is None:
+        pytest.skip("no C compiler")
+    built = subprocess.run([compiler, *build, "-o", str(out), str(SOURCE)], capture_output=True, text=True)
+    if built.returncode != 0:
+        if "-DLEAD_FREESTANDING" in build and (FREESTANDING or runner):
+            pytest.fail(f"the build without libc must compile for {platform.machine()}: {built.stderr}")
+        pytest.skip(f"this build does not compile here: {built.stderr[-200:]}")
+    return [*runner, str(out)]
+
+
+@contextmanager
+def pty_slave() -> Iterator[str]:
+    """A pty's slave path, its master held open (as the host holds it)."""
+    master, slave = os.openpty()
+    name = os.ttyname(slave)
+    os.close(slave)
+    try:
+        yield name
+    finally:
+        os.close(master)
+
+
+def lead(
+    leader: list[str], slave: str, flags: str, *argv: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """The leader started as jobstart() starts it: a session of its own."""
+    return subprocess.Popen(
+        [*leader, slave, flags, *argv],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is not alive: its parent (init here) has yet to reap it.
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def gone_soon(pid: int, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_the_program_runs_in_a_group_of_its_own_in_the_foreground_of_the_terminal(leader: list[str]) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("TERM", "GPG_TTY")}
+    with pty_slave() as slave:
+        proc = lead(leader, slave, "g", "python3", "-c", REPORT, env=env)
+        out, err = proc.communicate(timeout=30)
+        device = os.stat(slave).st_rdev
+    assert proc.returncode == 0, err
+    ids, names = out.splitlines()
+    pid, group, session, foreground, tty = ids.split()
+    assert int(session) == proc.pid  # the leader leads the session
+    assert int(group) == int(pid) != proc.pid  # the program: a group of its own
+    assert int(foreground) == int(group)  # ... the terminal's foreground one
+    assert int(tty) == device
+    assert names.split() == [slave, "xterm-256color"]
+
+
+def test_the_environment_is_the_callers_with_gpg_tty_only_when_asked(leader: list[str]) -> None:
+    env = {"PATH": os.environ["PATH"], "TERM": "screen", "GPG_TTY": "/dev/stale", "A-B": "x", "EMPTY": ""}
+    with pty_slave() as slave:
+        kept = lead(leader, slave, "-", "env", "-0", env=env).communicate(timeout=30)[0]
+        set_ = lead(leader, slave, "g", "env", "-0", env=env).communicate(timeout=30)[0]
+    assert sorted(kept.split("\0")[:-1]) == sorted(f"{k}={v}" for k, v in env.items())
+    assert sorted(set_.split("\0")[:-1]) == sorted(f"{k}={v}" for k, v in {**env, "GPG_TTY": slave}.items())
+
+
+def test_an_empty_term_is_supplied(leader: list[str]) -> None:
+    with pty_slave() as slave:
+        out = lead(leader, slave, "-", "printenv", "TERM", env={"PATH": os.environ["PATH"], "TERM": ""})
+        assert out.communicate(timeout=30)[0] == "xterm-256color\n"
+
+
+def test_it_ends_as_the_program_ended(leader: list[str]) -> None:
+    with pty_slave() as slave:
+        exited = lead(leader, slave, "-", "sh", "-c", "exit 7")
+        killed = lead(leader, slave, "-", "sh", "-c", "kill -TERM $$")
+        exited.communicate(timeout=30)
+        killed.communicate(timeout=30)
+    assert exited.returncode == 7
+    assert killed.returncode == -signal.SIGTERM
+
+
+def test_what_cannot_run_is_reported_as_the_shell_does(leader: list[str], tmp_path: Path) -> None:
+    script = tmp_path / "no-interpreter-line"
+    script.write_text("echo read by sh\n")
+    script.chmod(0o700)
+    with pty_slave() as slave:
+        missing = lead(leader, slave, "-", "no-such-program")
+        directory = lead(leader, slave, "-", "/")
+        scripted = lead(leader, slave, "-", str(script))
+        results = [p.communicate(timeout=30) for p in (missing, directory, scripted)]
+    assert (missing.returncode, results[0][1]) == (127, "ttyoffer-lead: no-such-program: not found\n")
+    assert (directory.returncode, results[1][1]) == (126, "ttyoffer-lead: /: Permission denied\n")
+    # A file without #! is read by /bin/sh, as execvp(3) does.
+    assert (scripted.returncode, results[2][0]) == (0, "read by sh\n")
+
+
+def test_without_its_terminal_the_program_runs_as_it_is(leader: list[str]) -> None:
+    proc = lead(
+        leader,
+        "/nonexistent/pts",
+        "g",
+        "sh",
+        "-c",
+        'echo "$GPG_TTY"; exec 3</dev/tty',
+        env={"PATH": "/bin:/usr/bin"},
+    )
+    out, _ = proc.communicate(timeout=30)
+    assert out == "\n"  # no GPG_TTY set, and no controlling terminal
+    assert proc.returncode != 0
+
+
+def test_too_few_arguments_is_a_usage_error(leader: list[str]) -> None:
+    proc = subprocess.run([*leader, "/dev/null", "-"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("usage: ttyoffer-lead")
+
+
+def test_what_the_program_left_in_the_background_lives_on(leader: list[str]) -> None:
+    with pty_slave() as slave:
+        proc = lead(leader, slave, "-", "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!")
+        out, _ = proc.communicate(timeout=30)
+        background = int(out)
+        try:
+            # The leader hung up the terminal's foreground group as it ended:
+            # by then that was the leader's own, so the sleep lives.
+            time.sleep(0.3)
+            assert alive(background)
+        finally:
+            os.kill(background, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    ("flags", "sleep_lives"), [("-", False), ("p", True)], ids=["to-group", "to-program"]
+)
+def test_a_signal_for_the_leader_goes_on_to_the_program(
+    leader: list[str], flags: str, sleep_lives: bool
+) -> None:
+    with pty_slave() as slave:
+        proc = lead(
+            leader, slave, flags, "sh", "-c", "trap 'exit 3' TERM; sleep 60 >/dev/null 2>&1 & echo $!; wait"
+        )
+        assert proc.stdout is not None
+        background = int(proc.stdout.readline())
+        try:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=30)
+            assert proc.returncode == 3  # the trap ran: the program got it
+            # jobstop() and system() signal the job's group, vim.system()'s
+            # kill() its pid: the leader passes a signal on the same way.
+            assert (not gone_soon(background, 1.0)) == sleep_lives
+        finally:
+            if alive(background):
+                os.kill(background, signal.SIGKILL)
+
+
+def test_a_sigkill_of_the_leader_ends_the_program_too(leader: list[str]) -> None:
+    with pty_slave() as slave:
+        proc = lead(leader, slave, "-", "sh", "-c", "echo $$; trap '' HUP; exec sleep 60")
+        assert proc.stdout is not None
+        program = int(proc.stdout.readline())
+        proc.kill()
+        proc.communicate(timeout=30)
+        try:
+            assert gone_soon(program)
+        finally:
+            if alive(program):
+                os.kill(program, signal.SIGKILL)
+
+
+def test_the_build_without_libc_is_what_it_says(leader: list[str]) -> None:
+    if "freestanding" not in os.environ.get("PYTEST_CURRENT_TEST", ""):
+        pytest.skip("the other builds use libc")
+    data = Path(leader[-1]).read_bytes()
+    # Static, no loader named, and nothing of glibc in it.
+    assert b"ld-linux" not in data and b"GLIBC" not in data
+    assert len(data) < 128 * 1024  # a static glibc one is 0.75 MB
