@@ -410,6 +410,36 @@ def test_a_program_that_cannot_start_fails_as_in_stock(ed: Editor, programs: Pat
         assert ed.lua(CALL, "ours", "fn_system", missing)[1] == ["", -1]
 
 
+@pytest.mark.parametrize("call", ["vim.system", "jobstart"])
+def test_a_program_changed_between_spawns_is_judged_as_it_now_is(
+    ed: Editor, tmp_path: Path, call: str
+) -> None:
+    # What the wrappers found of a program is kept while the file is
+    # unchanged: each change below must be seen at the next spawn.
+    program, interpreter = tmp_path / "changing", tmp_path / "interpreter"
+    interpreter.write_text('#!/bin/sh\nexec /bin/sh "$@"\n')
+    interpreter.chmod(0o755)
+    states: list[tuple[str, int, bool]] = [
+        ("#!/bin/sh\necho one\n", 0o755, True),
+        ("#!/bin/zz\necho one\n", 0o755, False),  # rewritten, same size: refused
+        ("#!/bin/sh\necho one\n", 0o755, True),
+        ("#!/bin/sh\necho one\n", 0o644, False),  # chmod -x
+        (f"#!{interpreter}\necho two\n", 0o755, True),
+        (f"#!{interpreter}\necho two\n", 0o755, False),  # its interpreter removed
+    ]
+    for text, mode, starts in states:
+        if not starts and interpreter.name in text:
+            interpreter.unlink()
+        if not program.exists() or program.read_text() != text:
+            program.write_text(text)
+        program.chmod(mode)
+        for _ in range(2):  # the second from what was kept of it
+            stock = ed.lua(CALL, "stock", call, [str(program)])
+            ours = ed.lua(CALL, "ours", call, [str(program)])
+            assert ours == stock, (text, oct(mode))
+            assert stock[0] == starts, (text, oct(mode), stock)
+
+
 # -- what is left, as :help ttyoffer-contract says ---------------------------------
 
 

@@ -216,11 +216,10 @@ local function locate_for_system(cmd, opts)
   elseif opts and type(opts.env) == 'table' and opts.env.PATH ~= nil then
     return nil
   end
-  if vim.fn.executable(program) ~= 1 then
-    return nil
-  end
-  -- vim.system() raises ENOENT or EACCES for a program the kernel refuses.
-  if startable.refusal(vim.fn.exepath(program), opts and opts.cwd) then
+  -- Not executable (''), or refused by the kernel: vim.system() raises
+  -- ENOENT or EACCES for it.
+  local path = vim.fn.exepath(program)
+  if path == '' or startable.refusal(path, opts and opts.cwd) then
     return nil
   end
   return program

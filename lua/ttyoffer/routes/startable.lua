@@ -20,6 +20,46 @@ local MAX_DEPTH = 5
 local ELF_HEAD = 1024
 local PT_INTERP = 3
 
+-- What was found of a file, kept while the file is the same one unchanged
+-- (its inode, size, and change and modification times, which a chmod, a
+-- rewrite or a replacement all move): every spawn asks of the same few
+-- programs and loaders, and a stat is a fifth of reading them again.
+local known = {} --- @type table<string, {stat: uv.fs_stat.result, value: any}>
+local known_count = 0
+local KNOWN_MAX = 256
+
+--- Whether two stats are of the same file, unchanged.
+local function same(a, b)
+  return a.ino == b.ino
+    and a.dev == b.dev
+    and a.size == b.size
+    and a.mode == b.mode
+    and a.mtime.sec == b.mtime.sec
+    and a.mtime.nsec == b.mtime.nsec
+    and a.ctime.sec == b.ctime.sec
+    and a.ctime.nsec == b.ctime.nsec
+end
+
+--- `find(path, stat)` for the file at `path` as it is now, from what was
+--- kept of it when it has not changed (`kind` keeps apart what different
+--- questions found of one file).
+local function remembered(kind, path, stat, find)
+  local key = kind .. path
+  local entry = known[key]
+  if entry and same(entry.stat, stat) then
+    return entry.value
+  end
+  local value = find(path, stat)
+  if not entry then
+    if known_count >= KNOWN_MAX then
+      known, known_count = {}, 0
+    end
+    known_count = known_count + 1
+  end
+  known[key] = { stat = stat, value = value }
+  return value
+end
+
 --- The reason the kernel would give for not executing `path` as a file
 --- (open_exec: a regular file with execute permission), or nil.
 --- @param path string
@@ -29,10 +69,12 @@ local function not_executable(path)
   if not stat then
     return 'ENOENT'
   end
-  if stat.type ~= 'file' or not uv.fs_access(path, 'X') then
-    return 'EACCES'
-  end
-  return nil
+  return remembered('x', path, stat, function()
+    if stat.type ~= 'file' or not uv.fs_access(path, 'X') then
+      return 'EACCES'
+    end
+    return false
+  end) or nil
 end
 
 --- The #! line's interpreter, parsed as the kernel does (load_script):
@@ -108,7 +150,7 @@ end
 --- and whether it is an ELF loader (loaded as it is: nothing nests past it).
 --- @param path string
 --- @return string?, boolean?
-local function interpreter(path)
+local function read_interpreter(path)
   local fd = uv.fs_open(path, 'r', 0)
   if not fd then
     return nil -- unreadable (execute-only): nothing to judge it by
@@ -122,6 +164,21 @@ local function interpreter(path)
   end
   uv.fs_close(fd)
   return found, elf
+end
+
+--- read_interpreter(), read again only when the file changed.
+--- @param path string
+--- @return string?, boolean?
+local function interpreter(path)
+  local stat = uv.fs_stat(path)
+  if not stat then
+    return nil -- gone: the spawner finds that out itself
+  end
+  local found = remembered('i', path, stat, function()
+    local interp, elf = read_interpreter(path)
+    return { interp, elf }
+  end)
+  return found[1], found[2]
 end
 
 --- Why the kernel would refuse to execute `path` (an errno name: ENOENT,
