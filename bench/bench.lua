@@ -28,19 +28,35 @@ local function with_lead(names)
   return leader and vim.list_extend(vim.list_slice(names), { 'lead' }) or names
 end
 
+--- `run(argv)` with `argv` behind the leader given one of the host's spare
+--- ptys to take, as an offer's command runs: the leader's whole cost (its
+--- exec, the terminal, the command as its child) without the wrapper's Lua
+--- or the host's `bind`. False when no pty was spare (not a sample then).
+local function behind_leader_with_tty(argv, run)
+  local host = require('ttyoffer.host')
+  local id, slave = host.take()
+  if not id then
+    return false
+  end
+  run(vim.list_extend({ leader, slave, 'gp' }, argv))
+  host.notify('release_unbound', id)
+  return true
+end
+
 --- `n` rounds of each of `fns` (name -> a spawn that returns once its
 --- command has ended), in an order that rotates so drift hits all alike.
 --- @param n integer
 --- @param names string[]
 --- @param fns table<string, fun()>
 local function rotating(n, names, fns)
-  local samples = { plain = {}, offer = {}, sh = {}, lead = {} }
+  local samples = { plain = {}, offer = {}, sh = {}, lead = {}, tty = {} }
   for i = 1, n do
     for k = 1, #names do
       local name = names[(i + k) % #names + 1]
       local t0 = hrtime()
-      fns[name]()
-      table.insert(samples[name], ms(hrtime() - t0))
+      if fns[name]() ~= false then
+        table.insert(samples[name], ms(hrtime() - t0))
+      end
     end
     -- Let the host's refills and releases land, as between user commands.
     if i % 16 == 0 then
@@ -154,8 +170,25 @@ function B.git_version(n, spawner)
     fns.fn_system.lead = function()
       originals.fn_system(lead)
     end
+    fns.system.tty = function()
+      return behind_leader_with_tty(cmd, function(argv)
+        originals.system(argv, { text = true, detach = true }):wait()
+      end)
+    end
+    fns.jobstart.tty = function()
+      return behind_leader_with_tty(cmd, function(argv)
+        vim.fn.jobwait({ originals.jobstart(argv, { stdout_buffered = true }) }, 10000)
+      end)
+    end
+    fns.fn_system.tty = function()
+      return behind_leader_with_tty(cmd, originals.fn_system)
+    end
   end
-  return rotating(n, with_lead({ 'plain', 'offer', 'sh' }), fns[spawner])
+  local names = with_lead({ 'plain', 'offer', 'sh' })
+  if leader then
+    table.insert(names, 'tty')
+  end
+  return rotating(n, names, fns[spawner])
 end
 
 --- gitsigns.nvim from `path`, set up now: after startup, so that it takes

@@ -350,6 +350,9 @@ class Bench:
         }
         if samples["lead"]:
             figure["lead_floor_ratio_p50"] = statistics.median(samples["lead"]) / plain
+        if samples["tty"]:
+            figure["lead_tty_ratio_p50"] = statistics.median(samples["tty"]) / plain
+            figure["lead_tty_samples"] = len(samples["tty"])
         return figure
 
     def burst_ptys(self) -> dict[str, Any]:
@@ -786,6 +789,8 @@ def render(results: dict[str, Any]) -> str:
         if f"git_version_{spawner}" in r:
             f = r[f"git_version_{spawner}"]
             lead = f" (bare leader: {f['lead_floor_ratio_p50']:.2f}x)" if "lead_floor_ratio_p50" in f else ""
+            if "lead_tty_ratio_p50" in f:
+                lead += f" (leader with its terminal: {f['lead_tty_ratio_p50']:.2f}x)"
             row(
                 f"git_version_{spawner}",
                 f"{f['ratio_p50']:.2f}x, p50 {f['offer_ms']['p50']:.2f} vs {f['plain_ms']['p50']:.2f} ms"
