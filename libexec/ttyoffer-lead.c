@@ -497,8 +497,9 @@ __attribute__((noreturn)) static void lead(int argc, char **argv, char **envp) {
 
     /* vfork-like: the leader waits, its memory shared, until the program
      * is exec'd (no page tables to copy, and no pages to copy on write
-     * after). The child runs on a stack of its own and writes nothing of
-     * the leader's but what `start` says it may. */
+     * after). The child runs on a stack of its own; of the leader's memory
+     * it writes only the argv slots exec_file() borrows and puts back. Its
+     * signal dispositions are its own (no CLONE_SIGHAND). */
     struct start start = {tty, (int)sys_getpid(), &started_with, command, env};
     int child = (int)sys_spawn(start_program, &start, child_stack + sizeof child_stack);
     if (child < 0) {

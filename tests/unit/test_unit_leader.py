@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from harness import wait_until
+from ttyoffer_nvim.term.procfs import process_gone
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "libexec" / "ttyoffer-lead.c"
 FLAGS = ROOT / "libexec" / "ttyoffer-lead.flags"
@@ -90,25 +93,6 @@ def lead(
         text=True,
         env=env,
     )
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is not alive: its parent (init here) has yet to reap it.
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def gone_soon(pid: int, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_the_program_runs_in_a_group_of_its_own_in_the_foreground_of_the_terminal(leader: list[str]) -> None:
@@ -197,7 +181,7 @@ def test_what_the_program_left_in_the_background_lives_on(leader: list[str]) -> 
             # The leader hung up the terminal's foreground group as it ended:
             # by then that was the leader's own, so the sleep lives.
             time.sleep(0.3)
-            assert alive(background)
+            assert not process_gone(background)
         finally:
             os.kill(background, signal.SIGKILL)
 
@@ -220,9 +204,13 @@ def test_a_signal_for_the_leader_goes_on_to_the_program(
             assert proc.returncode == 3  # the trap ran: the program got it
             # jobstop() and system() signal the job's group, vim.system()'s
             # kill() its pid: the leader passes a signal on the same way.
-            assert (not gone_soon(background, 1.0)) == sleep_lives
+            if sleep_lives:
+                time.sleep(0.5)  # an absence: a signal passed on lands sooner
+                assert not process_gone(background)
+            else:
+                wait_until(lambda: process_gone(background), 10, "the group's sleep to end")
         finally:
-            if alive(background):
+            if not process_gone(background):
                 os.kill(background, signal.SIGKILL)
 
 
@@ -234,9 +222,9 @@ def test_a_sigkill_of_the_leader_ends_the_program_too(leader: list[str]) -> None
         proc.kill()
         proc.communicate(timeout=30)
         try:
-            assert gone_soon(program)
+            wait_until(lambda: process_gone(program), 10, "the program to end")
         finally:
-            if alive(program):
+            if not process_gone(program):
                 os.kill(program, signal.SIGKILL)
 
 
