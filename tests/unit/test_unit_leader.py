@@ -199,6 +199,8 @@ def test_a_signal_for_the_leader_goes_on_to_the_program(
         assert proc.stdout is not None
         background = int(proc.stdout.readline())
         try:
+            # Until its exec the sleep is a copy of the shell, the trap too.
+            wait_until(lambda: Path(f"/proc/{background}/comm").read_text() == "sleep\n", 10, "sleep's exec")
             proc.send_signal(signal.SIGTERM)
             proc.communicate(timeout=30)
             assert proc.returncode == 3  # the trap ran: the program got it
