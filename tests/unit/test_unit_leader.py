@@ -81,13 +81,22 @@ def pty_slave() -> Iterator[str]:
         os.close(master)
 
 
+def signals_as_for_a_job() -> None:
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def lead(
     leader: list[str], slave: str, flags: str, *argv: str, env: dict[str, str] | None = None
 ) -> subprocess.Popen[str]:
-    """The leader started as jobstart() starts it: a session of its own."""
+    """The leader started as jobstart() starts it: a session of its own,
+    and the signals as Neovim leaves them to a child (none blocked, none
+    ignored), whatever the test runner's are."""
     return subprocess.Popen(
         [*leader, slave, flags, *argv],
         start_new_session=True,
+        preexec_fn=signals_as_for_a_job,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
