@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pynvim
 import pytest
@@ -148,3 +149,34 @@ def test_installing_from_inside_the_editor_gives_offers_in_the_same_session(tmp_
             nvim.close()
     finally:
         screen.close()
+
+
+BUILD_THE_LEADER = """
+local flags, dir = ...
+local install = require('ttyoffer.host.install')
+local kept = { install.leader_flags, install.leader_dir }
+install.leader_flags = flags
+install.leader_dir = function() return dir end
+local said
+install.build_leader(true, function(message) said = message end)
+install.leader_flags, install.leader_dir = kept[1], kept[2]
+return said
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the broken build names x86-64's trampoline")
+def test_a_leader_build_that_compiles_but_cannot_run_is_passed_over(lua: Any, tmp_path: Path) -> None:
+    # The first build compiles, and crashes at its start (its entry point is
+    # the signal trampoline): every wrapped command would fail behind it.
+    flags = tmp_path / "ttyoffer-lead.flags"
+    flags.write_text(
+        "# compiles, cannot run\n"
+        "-O2 -DLEAD_FREESTANDING -static -nostdlib -ffreestanding -fno-stack-protector"
+        " -Wl,--entry=lead_restore\n"
+        "-O2 -Wall -Wextra -static\n"
+    )
+    said = lua(BUILD_THE_LEADER, str(flags), str(tmp_path / "bin"))
+    built = list((tmp_path / "bin").iterdir())
+    assert len(built) == 1 and f"commands start through {built[0]}" in said, said
+    ran = subprocess.run([str(built[0]), "/dev/null", "-", "/bin/sh", "-c", "exit 7"], capture_output=True)
+    assert ran.returncode == 7  # the second build's

@@ -239,8 +239,8 @@ def test_a_sigkill_of_the_leader_ends_the_program_too(leader: list[str]) -> None
                 os.kill(program, signal.SIGKILL)
 
 
-def test_the_build_without_libc_is_what_it_says(leader: list[str]) -> None:
-    if "freestanding" not in os.environ.get("PYTEST_CURRENT_TEST", ""):
+def test_the_build_without_libc_is_what_it_says(leader: list[str], request: pytest.FixtureRequest) -> None:
+    if not request.node.callspec.id.startswith("freestanding"):
         pytest.skip("the other builds use libc")
     data = Path(leader[-1]).read_bytes()
     # Static, no loader named, and nothing of glibc in it.

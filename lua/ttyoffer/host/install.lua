@@ -160,7 +160,9 @@ end
 --- Build the leader into leader_dir(), then `next` with what to add to the
 --- install's message. Never fails the install: without a compiler, or if
 --- the build fails, the /bin/sh prologue leads, and :checkhealth says so.
-local function build_leader(sync, next)
+--- @param sync boolean?
+--- @param next fun(message: string)
+function M.build_leader(sync, next)
   local cc = vim.fn.exepath('cc')
   cc = cc ~= '' and cc or vim.fn.exepath('gcc')
   local name = M.leader_name()
@@ -203,12 +205,31 @@ local function build_leader(sync, next)
   if #builds == 0 then
     return next('; ' .. M.leader_flags .. ' names no build, so commands start through /bin/sh')
   end
+  -- A build is kept only if it runs: given /dev/null for a terminal, the
+  -- leader does all it does but take one, and must end as its program did.
+  -- (Every wrapped command would fail behind one that cannot.)
+  local function runs(then_)
+    step({ temporary, '/dev/null', '-', '/bin/sh', '-c', 'exit 7' }, sync, function(ran)
+      then_(ran.code == 7)
+    end)
+  end
   local function try(index)
-    compile(builds[index], function(built)
-      if built.code ~= 0 and index < #builds then
+    local function next_build(built)
+      if index < #builds then
         return try(index + 1)
       end
       finish(built)
+    end
+    compile(builds[index], function(built)
+      if built.code ~= 0 then
+        return next_build(built)
+      end
+      runs(function(ok)
+        if ok then
+          return finish(built)
+        end
+        next_build({ code = 1, stderr = 'the leader it built does not run' })
+      end)
     end)
   end
   try(1)
@@ -252,7 +273,7 @@ function M.run(opts)
         end
         -- :help ttyoffer, for plain packages too.
         pcall(vim.cmd.helptags, vim.fn.fnameescape(M.root .. '/doc'))
-        build_leader(opts.sync, function(leader)
+        M.build_leader(opts.sync, function(leader)
           done(true, 'installed; the host uses ' .. python .. leader)
         end)
       end)

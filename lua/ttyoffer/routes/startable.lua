@@ -43,7 +43,8 @@ end
 
 --- `find(path, stat)` for the file at `path` as it is now, from what was
 --- kept of it when it has not changed (`kind` keeps apart what different
---- questions found of one file).
+--- questions found of one file). `find` is a function made once, not per
+--- call: this runs on every spawn.
 local function remembered(kind, path, stat, find)
   local key = kind .. path
   local entry = known[key]
@@ -61,6 +62,15 @@ local function remembered(kind, path, stat, find)
   return value
 end
 
+--- 'EACCES' unless `path` (whose `stat` this is) is a regular file with
+--- execute permission; false when it is.
+local function executable_verdict(path, stat)
+  if stat.type ~= 'file' or not uv.fs_access(path, 'X') then
+    return 'EACCES'
+  end
+  return false
+end
+
 --- The reason the kernel would give for not executing `path` as a file
 --- (open_exec: a regular file with execute permission), or nil.
 --- @param path string
@@ -70,12 +80,7 @@ local function not_executable(path)
   if not stat then
     return 'ENOENT'
   end
-  return remembered('x', path, stat, function()
-    if stat.type ~= 'file' or not uv.fs_access(path, 'X') then
-      return 'EACCES'
-    end
-    return false
-  end) or nil
+  return remembered('x', path, stat, executable_verdict) or nil
 end
 
 --- The #! line's interpreter, parsed as the kernel does (load_script):
@@ -167,6 +172,11 @@ local function read_interpreter(path)
   return found, elf
 end
 
+--- read_interpreter()'s two results in one table, to be kept.
+local function read_interpreter_pair(path)
+  return { read_interpreter(path) }
+end
+
 --- read_interpreter(), read again only when the file changed.
 --- @param path string
 --- @return string?, boolean?
@@ -175,10 +185,7 @@ local function interpreter(path)
   if not stat then
     return nil -- gone: the spawner finds that out itself
   end
-  local found = remembered('i', path, stat, function()
-    local interp, elf = read_interpreter(path)
-    return { interp, elf }
-  end)
+  local found = remembered('i', path, stat, read_interpreter_pair)
   return found[1], found[2]
 end
 
