@@ -109,7 +109,9 @@ local function offered_command(cmd, opts, locate, to_program)
   local command = spawn.command(cmd, slave, shell, opts, {
     -- A string's 'shell' goes in argv[0] as written there, as stock has it.
     program = type(cmd) ~= 'string' and program or nil,
-    pwd = vim.uv.os_getenv('PWD'), -- vim.env cannot be read in a fast event
+    -- Only the /bin/sh prologue passes $PWD on (the leader leaves the
+    -- environment as it is); vim.env cannot be read in a fast event.
+    pwd = not leader and vim.uv.os_getenv('PWD') or nil,
     env_program = ENV_PROGRAM,
     restore = restore,
     leader = leader or nil,
