@@ -16,6 +16,7 @@ import logging
 import os
 import platform
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -664,6 +665,33 @@ def recording_flood(workdir: Path, seconds: int) -> dict[str, Any]:
     }
 
 
+def spawn_floor(workdir: Path, rounds: int) -> dict[str, Any] | None:
+    """What the compiled leader costs `git --version` by itself, in C
+    (bench/spawn_floor.c): no Neovim, no Lua of ours, no host. The floor
+    below every git_version figure, spread over the CPUs as the kernel
+    places the processes and again with all of them on one CPU. None
+    without a C compiler or a leader."""
+    leader = subprocess.run(
+        [ROOT / "scripts" / "build_leader"], capture_output=True, text=True
+    ).stdout.strip()
+    git = shutil.which("git")
+    compiler = shutil.which("cc")
+    if not (leader and git and compiler):
+        return None
+    harness = workdir / "spawn_floor"
+    subprocess.run([compiler, "-O2", "-o", harness, ROOT / "bench" / "spawn_floor.c"], check=True)
+    measured = json.loads(
+        subprocess.run(
+            [harness, leader, str(rounds), git, "--version"], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    figure: dict[str, Any] = {"ms": measured}
+    for placement, p50 in measured.items():
+        for way in ("bare", "no_terminal", "terminal"):
+            figure[f"{placement}_{way}_ratio"] = p50[way] / p50["stock"]
+    return figure
+
+
 def git_status(workdir: Path, rounds: int) -> dict[str, Any]:
     """`git status` in a small repository with the environment the editor
     gives every git (our gpg.program appended after a user's own entry)
@@ -796,6 +824,17 @@ def render(results: dict[str, Any]) -> str:
                 f"{f['ratio_p50']:.2f}x, p50 {f['offer_ms']['p50']:.2f} vs {f['plain_ms']['p50']:.2f} ms"
                 f" (bare /bin/sh: {f['sh_floor_ratio_p50']:.2f}x)" + lead,
             )
+    if r.get("spawn_floor"):
+        f = r["spawn_floor"]
+        text = (
+            f"git --version behind the leader alone, in C: {f['spread_terminal_ratio']:.2f}x"
+            f" (no terminal {f['spread_no_terminal_ratio']:.2f}x, bare {f['spread_bare_ratio']:.2f}x)"
+        )
+        if "one_cpu_terminal_ratio" in f:
+            text += (
+                f"; all on one CPU {f['one_cpu_terminal_ratio']:.2f}x (bare {f['one_cpu_bare_ratio']:.2f}x)"
+            )
+        row("spawn_floor", text)
     if r.get("gitsigns"):
         f = r["gitsigns"]
         row(
@@ -909,6 +948,9 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
         if only is None or "gitsigns" in only:
             print("bench: gitsigns …", file=sys.stderr, flush=True)
             results["gitsigns"] = gitsigns(sandbox, workdir, size.gitsigns_rounds)
+        if only is None or "spawn_floor" in only:
+            print("bench: spawn_floor …", file=sys.stderr, flush=True)
+            results["spawn_floor"] = spawn_floor(workdir, size.spawns)
         if only is None or "git_status" in only:
             print("bench: git_status …", file=sys.stderr, flush=True)
             results["git_status"] = git_status(workdir, size.spawns // 2)

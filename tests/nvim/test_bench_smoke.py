@@ -4,6 +4,7 @@ not tests: nothing here asserts a time, only that every figure is produced."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,12 @@ def test_bench_small_run_produces_every_figure(tmp_path: Path) -> None:
     for name, keys in FIGURES.items():
         for key in keys:
             assert key in figures[name], (name, key)
+    # The leader's floor in C, wherever a C compiler can build it.
+    if shutil.which("cc"):
+        for key in ("spread_terminal_ratio", "spread_bare_ratio", "one_cpu_terminal_ratio"):
+            assert key in figures["spawn_floor"], key
+    else:
+        assert figures["spawn_floor"] is None
     assert "figure" in run.stdout and "spawn_list" in run.stdout
     # Leaks are counts, not times: an offer that leaves a descriptor behind
     # is a defect at any speed.
