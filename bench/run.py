@@ -199,6 +199,20 @@ class Bench:
             with config.open("a") as f:
                 f.write(f"Host rbench\n  HostName 127.0.0.1\n  Port {server.port}\n  User {server.user}\n")
             ssh = ["ssh", "-F", str(config)]
+            # An sshd not run as root cannot always give a session a
+            # terminal: it must chown the pty to the tty group, which only
+            # root may where devpts is mounted without gid=5 (containers).
+            # Then there is no figure, not a failed run.
+            probe = subprocess.run(
+                [*ssh, "-tt", "rbench", "true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=60
+            )
+            if probe.returncode != 0:
+                said = [
+                    line for line in server.log_text().splitlines() if "failed" in line or "fatal" in line
+                ]
+                return {
+                    "skipped": "the sshd gave no terminal session: " + ("; ".join(said) or "ssh exited 255")
+                }
             control = remote.control_folder(self.ed.lua("return vim.env.XDG_RUNTIME_DIR"))
             exit_argv = [*ssh, "-o", f"ControlPath={control}/%C", "-O", "exit", "rbench"]
             before = self.lua("return require('ttyoffer.config').current.runs.ssh")
