@@ -211,7 +211,8 @@ class Bench:
                     line for line in server.log_text().splitlines() if "failed" in line or "fatal" in line
                 ]
                 return {
-                    "skipped": "the sshd gave no terminal session: " + ("; ".join(said) or "ssh exited 255")
+                    "skipped": "the sshd gave no terminal session: "
+                    + ("; ".join(said) or f"ssh exited {probe.returncode}")
                 }
             control = remote.control_folder(self.ed.lua("return vim.env.XDG_RUNTIME_DIR"))
             exit_argv = [*ssh, "-o", f"ControlPath={control}/%C", "-O", "exit", "rbench"]
