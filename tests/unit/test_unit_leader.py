@@ -335,7 +335,7 @@ def test_the_watcher_goes_with_a_leader_that_ends_as_its_program_did(leader: lis
     # did, and what it left in the background lives on, as in stock (its
     # job ended, so jobstop() sends no SIGKILL).
     with pty_slave() as slave:
-        script = "(trap '' TERM HUP; exec sleep 311.74) & trap 'exit 3' TERM; wait"
+        script = "trap 'exit 3' TERM; (trap '' TERM HUP; exec sleep 311.74) & wait"
         proc = lead(leader, slave, flags, "sh", "-c", script)
         try:
             wait_until(lambda: programs_with("311.74"), 10, "the sleep")
