@@ -141,7 +141,8 @@ static long sys_spawn(int (*fn)(void *), void *arg, void *stack) {
 static long sys_execve(const char *path, char **argv, char **envp) { return call3(__NR_execve, path, argv, envp); }
 static long sys_wait(int pid, int *status, int options) { return call6(__NR_wait4, pid, (long)status, options, 0, 0, 0); }
 static long sys_kill(int pid, int sig) { return call3(__NR_kill, pid, sig, 0); }
-static long sys_die_with_parent(void) { return call6(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0); }
+static long sys_die_with_parent(int sig) { return call6(__NR_prctl, PR_SET_PDEATHSIG, sig, 0, 0, 0, 0); }
+static long sys_fork(void) { return call6(__NR_clone, SIGCHLD, 0, 0, 0, 0, 0); }
 static long sys_yield(void) { return call3(__NR_sched_yield, 0, 0, 0); }
 static long sys_no_core(void) {
     struct rlimit none = {0, 0};
@@ -157,6 +158,9 @@ static void mask_empty(lead_mask *mask) { *mask = 0; }
 static void mask_add(lead_mask *mask, int sig) { *mask |= 1UL << (sig - 1); }
 static long sys_mask(int how, const lead_mask *set, lead_mask *old) {
     return call6(__NR_rt_sigprocmask, how, (long)set, (long)old, sizeof(lead_mask), 0, 0);
+}
+static long sys_sigwait(const lead_mask *set) {
+    return call6(__NR_rt_sigtimedwait, (long)set, 0, 0, sizeof(lead_mask), 0, 0);
 }
 struct kernel_sigaction {
     void *handler;
@@ -194,7 +198,8 @@ static long sys_spawn(int (*fn)(void *), void *arg, void *stack) {
 static long sys_execve(const char *path, char **argv, char **envp) { return checked(execve(path, argv, envp)); }
 static long sys_wait(int pid, int *status, int options) { return checked(waitpid(pid, status, options)); }
 static long sys_kill(int pid, int sig) { return checked(kill(pid, sig)); }
-static long sys_die_with_parent(void) { return checked(prctl(PR_SET_PDEATHSIG, SIGKILL)); }
+static long sys_die_with_parent(int sig) { return checked(prctl(PR_SET_PDEATHSIG, sig)); }
+static long sys_fork(void) { return checked(fork()); }
 static long sys_yield(void) { return checked(sched_yield()); }
 static long sys_no_core(void) {
     struct rlimit none = {0, 0};
@@ -206,6 +211,7 @@ typedef sigset_t lead_mask;
 static void mask_empty(lead_mask *mask) { sigemptyset(mask); }
 static void mask_add(lead_mask *mask, int sig) { sigaddset(mask, sig); }
 static long sys_mask(int how, const lead_mask *set, lead_mask *old) { return checked(sigprocmask(how, set, old)); }
+static long sys_sigwait(const lead_mask *set) { return checked(sigwaitinfo(set, NULL)); }
 static long sys_action(int sig, void (*disposition)(int), void (*handler)(int, siginfo_t *, void *)) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
@@ -384,6 +390,35 @@ static const int FORWARDED[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUS
 
 static volatile int program;      /* the child, once forked */
 static volatile int to_group = 1; /* pass signals to its group, or to it */
+static volatile int watcher;      /* the watcher's pid once started (-1: it could not be) */
+static int terminal = -1;         /* the leader's descriptor of the slave */
+
+/* The watcher. jobstop() sends SIGTERM to the job's process group, then
+ * SIGKILL 2 s later if the job is still there; in stock that SIGKILL ends
+ * every process of the group, here it ends the leader, and through
+ * PR_SET_PDEATHSIG the program, but not what else is in the program's
+ * group (the `sleep` of a `sh -c` that ignores SIGTERM and SIGHUP), which
+ * would live on. So once the leader has passed a signal on to the group,
+ * a process of its own waits for the leader's end: an end the leader did
+ * not choose (on its own way out it kills the watcher first) is a
+ * SIGKILL, which the watcher passes on to the program's group. In a group
+ * of its own, the signals for the leader's group miss it. It costs a fork
+ * of the leader per command that is signalled, nothing for the others. */
+__attribute__((noreturn)) static void watch_leader(int leader, int group) {
+    lead_mask parent_died; /* every signal is blocked: a handler's mask */
+    sys_setpgid(0, 0);
+    sys_close(0);
+    sys_close(1);
+    sys_close(2);
+    sys_close(terminal);
+    mask_empty(&parent_died);
+    mask_add(&parent_died, SIGUSR1);
+    sys_die_with_parent(SIGUSR1);
+    while (sys_getppid() == leader)
+        sys_sigwait(&parent_died);
+    sys_kill(-group, SIGKILL);
+    sys_exit(0);
+}
 
 /* A signal for the leader is the program's: sent on to where the caller's
  * signal would have gone in stock (a group for jobstop(), the program for
@@ -394,6 +429,13 @@ static void forward(int sig, siginfo_t *info, void *context) {
     if (program > 0) {
         int group = to_group || (sig == SIGHUP && info->si_code == SI_KERNEL);
         sys_kill(group ? -program : program, sig);
+        if (to_group && watcher == 0) {
+            int leader = (int)sys_getpid();
+            long pid = sys_fork();
+            if (pid == 0)
+                watch_leader(leader, program);
+            watcher = pid > 0 ? (int)pid : -1;
+        }
     }
 }
 
@@ -454,7 +496,7 @@ static int start_program(void *context) {
     sys_action(SIGTTOU, SIG_DFL, 0);
     /* A SIGKILL for the leader (jobstop()'s second signal, a timed-out
      * :wait()) reaches the program too, as it would in stock. */
-    sys_die_with_parent();
+    sys_die_with_parent(SIGKILL);
     if (sys_getppid() != start->leader)
         sys_kill(self, SIGKILL);
     sys_mask(SIG_SETMASK, start->started_with, 0);
@@ -483,6 +525,7 @@ __attribute__((noreturn)) static void lead(int argc, char **argv, char **envp) {
     int tty = (int)sys_open(slave, O_RDWR | O_CLOEXEC);
     if (tty < 0)
         run(command, envp); /* no terminal: the command as it is */
+    terminal = tty;
 
     int entries = 0;
     while (envp[entries])
@@ -540,14 +583,27 @@ __attribute__((noreturn)) static void lead(int argc, char **argv, char **envp) {
             break;
         }
         if (WIFSTOPPED(status)) {
-            /* CTRL-Z typed in its prompt window: let go on at once, as
-             * without job control. */
-            sys_foreground(tty, child);
-            sys_kill(-child, SIGCONT);
+            /* Stopped by SIGSTOP (kill -STOP from outside): it stays so, as
+             * stock's does, until a SIGCONT from outside; the wait goes on.
+             * The stops of job control (SIGTSTP: CTRL-Z typed in its prompt
+             * window; SIGTTIN, SIGTTOU) never stop stock's command: its
+             * group is orphaned (the editor, its leader's parent, is in
+             * another session) and the kernel discards them. Here its
+             * leader's parent is in the session: let it go on at once. */
+            if (WSTOPSIG(status) != SIGSTOP) {
+                sys_foreground(tty, child);
+                sys_kill(-child, SIGCONT);
+            }
             continue;
         }
         break;
     }
+    /* No more signals passed on: the program has ended, what it left in
+     * its group (`server &`) is not the caller's to signal. The leader's
+     * own end is chosen: the watcher goes first. */
+    sys_mask(SIG_BLOCK, &forwarded, 0);
+    if (watcher > 0)
+        sys_kill(watcher, SIGKILL);
     /* The foreground back to the leader: the kernel's hang-up at its exit
      * then reaches no one else. */
     sys_foreground(tty, (int)sys_getpgrp());

@@ -246,3 +246,131 @@ def test_the_build_without_libc_is_what_it_says(leader: list[str], request: pyte
     # Static, no loader named, and nothing of glibc in it.
     assert b"ld-linux" not in data and b"GLIBC" not in data
     assert len(data) < 128 * 1024  # a static glibc one is 0.75 MB
+
+
+def close_pipes(proc: subprocess.Popen[str]) -> None:
+    """A leader's ends of the pipes its program's leftovers may still hold."""
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def programs_with(argument: str) -> list[int]:
+    """The pids of the processes whose argv[1] is `argument` (a unique
+    `sleep 311.7` of one test), found through /proc."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[1:2] == [argument.encode()] and not process_gone(int(name)):
+                found.append(int(name))
+    return found
+
+
+def state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
+
+
+# A command whose shell and sleep ignore SIGTERM and SIGHUP: only a SIGKILL
+# ends them, and the sleep is not the leader's child.
+STUBBORN = 'trap "" TERM HUP; sleep {}; true'
+
+
+@pytest.mark.parametrize("started_by", ["stock", "leader"])
+def test_jobstops_sigkill_ends_the_programs_whole_group(leader: list[str], started_by: str) -> None:
+    # jobstop(): SIGTERM to the job's process group, then SIGKILL to it once
+    # the job has not ended. Stock's SIGKILL ends the `sh` and its `sleep`;
+    # the leader's dies alone, so its watcher, started by the SIGTERM it
+    # passed on, kills the program's group for it.
+    argument = "311.71" if started_by == "stock" else "311.72"
+    command = ["sh", "-c", STUBBORN.format(argument)]
+    with pty_slave() as slave:
+        if started_by == "stock":
+            proc = subprocess.Popen(
+                command, start_new_session=True, preexec_fn=signals_as_for_a_job, text=True
+            )
+        else:
+            proc = lead(leader, slave, "g", *command)
+        try:
+            wait_until(lambda: programs_with(argument), 10, "the sleep")
+            os.killpg(proc.pid, signal.SIGTERM)
+            if started_by == "leader":  # the watcher: the leader's second child
+                children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+                wait_until(lambda: len(children.read_text().split()) == 2, 10, "the watcher")
+            assert proc.poll() is None  # the SIGTERM ended nothing
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+            wait_until(lambda: not programs_with(argument), 10, "the sleep to end")
+        finally:
+            close_pipes(proc)
+            for pid in programs_with(argument):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_sigkill_for_the_program_alone_leaves_what_stock_leaves(leader: list[str]) -> None:
+    # vim.system()'s :kill(9) and a timed-out :wait() signal the pid: stock's
+    # `sh` dies and its `sleep` lives on; so here (no watcher for flag p).
+    with pty_slave() as slave:
+        proc = lead(leader, slave, "p", "sh", "-c", STUBBORN.format("311.73"))
+        try:
+            wait_until(lambda: programs_with("311.73"), 10, "the sleep")
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(0.3)  # an absence: the SIGTERM passed on ends nothing
+            proc.kill()
+            proc.wait(timeout=30)
+            time.sleep(0.5)  # an absence: nothing kills the sleep, as in stock
+            assert programs_with("311.73")
+        finally:
+            close_pipes(proc)
+            for pid in programs_with("311.73"):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("flags", ["-", "p"])
+def test_the_watcher_goes_with_a_leader_that_ends_as_its_program_did(leader: list[str], flags: str) -> None:
+    # A program that ends on the SIGTERM passed on: the leader ends as it
+    # did, and what it left in the background lives on, as in stock (its
+    # job ended, so jobstop() sends no SIGKILL).
+    with pty_slave() as slave:
+        script = "trap 'exit 3' TERM; (trap '' TERM HUP; exec sleep 311.74) & wait"
+        proc = lead(leader, slave, flags, "sh", "-c", script)
+        try:
+            wait_until(lambda: programs_with("311.74"), 10, "the sleep")
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+            assert proc.returncode == 3
+            time.sleep(0.5)  # an absence: no watcher kills the sleep
+            assert programs_with("311.74")
+        finally:
+            close_pipes(proc)
+            for pid in programs_with("311.74"):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_program_stopped_by_sigstop_stays_stopped(leader: list[str]) -> None:
+    # kill -STOP from outside stops stock's command until a SIGCONT; so here.
+    # The stops of job control (SIGTSTP, SIGTTIN, SIGTTOU) stock's command
+    # never gets (its group is orphaned): here it is let go on at once.
+    with pty_slave() as slave:
+        proc = lead(leader, slave, "-", "sleep", "311.75")
+        try:
+            program = wait_until(lambda: programs_with("311.75"), 10, "the sleep")[0]
+            os.kill(program, signal.SIGTSTP)
+            time.sleep(0.3)  # an absence: it is let go on at once
+            assert state(program) != "T"
+            os.kill(program, signal.SIGSTOP)
+            wait_until(lambda: state(program) == "T", 10, "the stop")
+            time.sleep(0.5)  # an absence: nothing continues it
+            assert state(program) == "T" and proc.poll() is None
+            os.kill(program, signal.SIGCONT)
+            wait_until(lambda: state(program) != "T", 10, "the sleep to go on")
+            os.kill(program, signal.SIGTERM)
+            proc.wait(timeout=30)
+            assert proc.returncode == -signal.SIGTERM
+        finally:
+            close_pipes(proc)
+            for pid in programs_with("311.75"):
+                os.kill(pid, signal.SIGKILL)

@@ -76,13 +76,20 @@ end
 --   while it waits (it reports "Terminated" for a command killed by a
 --   signal), the command's staying the caller's. A command that touches
 --   its terminal in that moment is stopped until `fg`, which goes on.
--- - Stopped (147-150: CTRL-Z typed in its prompt window, which job control
---   now delivers), it is let go on at once, as without job control.
+-- - Stopped by job control (148-150: CTRL-Z typed in its prompt window,
+--   SIGTTIN, SIGTTOU), it is let go on at once: stock's command never
+--   stops of these (its group is orphaned, the kernel discards them).
+--   Stopped by SIGSTOP (147, kill -STOP from outside), it stays so, as
+--   stock's does: the shell looks again each second (`sleep`, the only
+--   way to wait on a stopped job that does not continue it), for its end
+--   or another stop, until something else continues it. Without a
+--   `sleep` to run, it is let go on, as before.
 -- - Killed by a signal (129-159; a stop signal does not kill), it ends the
 --   shell by the same signal, without a core of its own.
 -- - Without the terminal (no job control), the shell execs the command.
 local LEAD = 'case $- in *m*) ;; *) exec "$@";; esac; "$@" & exec 2>/dev/null; fg >/dev/null; s=$?; '
-  .. 'while [ "$s" -ge 147 ] && [ "$s" -le 150 ] && jobs %% >/dev/null 2>&1; do fg >/dev/null; s=$?; done; '
+  .. 'while [ "$s" -ge 147 ] && [ "$s" -le 150 ] && jobs %1 >/dev/null 2>&1; do '
+  .. 'if [ "$s" -eq 147 ] && sleep 1 </dev/null >/dev/null; then wait %1; else fg %1 >/dev/null; fi; s=$?; done; '
   .. 'if [ "$s" -gt 128 ] && [ "$s" -lt 160 ] && { [ "$s" -lt 147 ] || [ "$s" -gt 150 ]; }; then '
   .. 'ulimit -c 0; kill -$((s - 128)) $$; fi; exit "$s"'
 
