@@ -184,3 +184,37 @@ def test_vimscript_system_signing_fails_promptly_and_says_what_to_rerun(
             "(ttyoffer) editor busy, gpg could not ask: run :Bang 'git' 'commit' '-q' '-S' "
             "'--allow-empty' '-m' 'x' to answer it"
         ]
+
+
+def test_a_fed_command_gets_stocks_environment_but_gpg_tty(ed: Editor) -> None:
+    """The environment as stock gives it, with the caller's `env` and
+    `clear_env` or without: only GPG_TTY (and TERM where it would have none)
+    is the offer's."""
+    envs = ed.lua(
+        """
+        local o = require('ttyoffer.shared.originals')
+        local function env_of(system, opts)
+          opts = vim.tbl_extend('force', opts, { stdin = 'x', text = true })
+          local out = system({ 'env', '-0' }, opts):wait(20000).stdout
+          local env = {}
+          for _, entry in ipairs(vim.split(out, '\\0', { trimempty = true })) do
+            local name, value = entry:match('^([^=]*)=(.*)$')
+            env[name] = value
+          end
+          return env
+        end
+        local out = {}
+        for name, opts in pairs({ plain = {}, env = { env = { A_B = 'x', TERM = '' } },
+            clear = { env = { ONLY = '1' }, clear_env = true } }) do
+          out[name] = { stock = env_of(o.system, opts), wrapped = env_of(vim.system, opts) }
+        end
+        return out
+        """
+    )
+    for name, pair in envs.items():
+        stock, wrapped = pair["stock"], pair["wrapped"]
+        assert wrapped.pop("GPG_TTY").startswith("/dev/pts/"), name
+        if not stock.get("TERM"):
+            assert wrapped.pop("TERM") == "xterm-256color", name
+            stock.pop("TERM", None)
+        assert wrapped == stock, name

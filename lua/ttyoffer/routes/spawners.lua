@@ -227,31 +227,27 @@ local function locate_for_system(cmd, opts)
   return program
 end
 
---- The environment vim.system() gives a command, with GPG_TTY naming
---- `slave` and TERM when it would have none (as the offer sets them): the
---- caller's `env` over the editor's, or the caller's alone with
---- `clear_env`; without either, the editor's as uv.spawn passes it (no
---- $NVIM added, as vim.system() adds with an `env`).
+--- The caller's `env` for vim.system(), with GPG_TTY naming `slave` and
+--- TERM when the command would have none (as the offer sets them).
+--- vim.system() puts it over the editor's environment (unless
+--- `clear_env`), as it does the caller's own.
 --- @param opts table
 --- @param slave string
---- @return table env, boolean clear_env
+--- @return table
 local function env_with_gpg_tty(opts, slave)
   local env = {}
-  local clear_env = opts.clear_env and true or false
-  local editor_env = not clear_env and vim.uv.os_environ() or {}
-  if type(opts.env) ~= 'table' and not clear_env then
-    env, clear_env = editor_env, true
-  else
-    for name, value in pairs(opts.env or {}) do
-      env[name] = value
-    end
+  for name, value in pairs(type(opts.env) == 'table' and opts.env or {}) do
+    env[name] = value
   end
   env.GPG_TTY = slave
-  local term = env.TERM or editor_env.TERM
+  local term = env.TERM
+  if term == nil and not opts.clear_env then
+    term = vim.uv.os_getenv('TERM')
+  end
   if term == nil or term == '' then
     env.TERM = 'xterm-256color'
   end
-  return env, clear_env
+  return env
 end
 
 --- vim.system() for a command whose caller feeds its stdin up front (a
@@ -278,8 +274,7 @@ local function fed_system(cmd, opts, on_exit, plain)
     records.skipped(reason)
     return plain()
   end
-  local env, clear_env = env_with_gpg_tty(opts, slave)
-  local with_env = vim.tbl_extend('force', opts, { env = env, clear_env = clear_env })
+  local with_env = vim.tbl_extend('force', opts, { env = env_with_gpg_tty(opts, slave) })
   local ok, obj = pcall(originals.system, cmd, with_env, on_exit)
   if not ok then
     host.notify('dismiss', offer_id)
