@@ -742,6 +742,40 @@ def git_status(workdir: Path, rounds: int) -> dict[str, Any]:
     }
 
 
+def blocked_signing(workdir: Path, rounds: int) -> dict[str, Any]:
+    """Vimscript `:call system('git commit -S …')`, which blocks the editor:
+    with the plugin's gpg.program, which asks the blocked editor for a
+    terminal for a second, then runs gpg, which fails as in stock, against
+    the same editor without it (`routes.git` off: stock's gpg.program)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from fixtures import make_keyring, make_signing_repo
+
+    keyring = make_keyring(workdir / "gnupg", "a passphrase nobody types")
+    repo = make_signing_repo(workdir / "signing", keyring)
+    sandbox = Sandbox(workdir / "signing-nvim")
+    sandbox.env.update(keyring.env)
+    samples: dict[str, list[float]] = {"wrapped": [], "stock": []}
+    try:
+        with editor(sandbox) as ed:
+            ed.nvim.command(f"cd {repo}")
+            # gpg-agent starts at the first signature (about a second): not counted.
+            ed.nvim.eval("system('git commit -q -S --allow-empty -m warm')")
+            for i in range(rounds):
+                for name in ("stock", "wrapped") if i % 2 else ("wrapped", "stock"):
+                    ed.lua("require('ttyoffer').setup({ routes = { git = ... } })", name == "wrapped")
+                    t0 = time.monotonic_ns()
+                    ed.nvim.eval("system('git commit -q -S --allow-empty -m bench')")
+                    samples[name].append((time.monotonic_ns() - t0) / 1e6)
+                    assert ed.nvim.vvars["shell_error"] != 0  # nobody could answer
+    finally:
+        keyring.kill_agent()
+    return {
+        "wrapped_ms": dist(samples["wrapped"]),
+        "stock_ms": dist(samples["stock"]),
+        "added_ms_p50": statistics.median(samples["wrapped"]) - statistics.median(samples["stock"]),
+    }
+
+
 TARGETS = {
     "spawn_list": ("ratio_p50", "<=", 1.6),
     "spawn_string": ("ratio_p50", "<=", 1.15),
@@ -753,6 +787,8 @@ TARGETS = {
     "idle_cost": ("host_kb_per_offer", "<=", 10.0),
     "startup": ("added_ms_p50", "<=", 1.0),
     "git_status": ("ratio_p50", "<=", 1.05),
+    # The wrapper's wait for a blocked editor: a second (it was 5).
+    "blocked_signing": ("added_ms_p50", "<=", 1500),
     "run_first_output": ("ratio_p50", "<=", 1.2),
     "recording_flood": ("largest_to_bound", "<=", 1.0),
     "git_version_system": ("ratio_p50", "<=", 1.2),
@@ -904,6 +940,13 @@ def render(results: dict[str, Any]) -> str:
             "git_status",
             f"{f['ratio_p50']:.2f}x (p50 {f['with_ms']['p50']:.2f} vs {f['without_ms']['p50']:.2f} ms)",
         )
+    if "blocked_signing" in r:
+        f = r["blocked_signing"]
+        row(
+            "blocked_signing",
+            f"+{f['added_ms_p50']:.0f} ms (p50 {f['wrapped_ms']['p50']:.0f} vs stock"
+            f" {f['stock_ms']['p50']:.0f} ms to fail)",
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -969,6 +1012,9 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
         if only is None or "git_status" in only:
             print("bench: git_status …", file=sys.stderr, flush=True)
             results["git_status"] = git_status(workdir, size.spawns // 2)
+        if only is None or "blocked_signing" in only:
+            print("bench: blocked_signing …", file=sys.stderr, flush=True)
+            results["blocked_signing"] = blocked_signing(workdir, max(4, size.startups // 2))
     results["machine"] = {
         "cpus": os.cpu_count(),
         "platform": platform.platform(),

@@ -32,6 +32,7 @@ FIGURES = {
     "burst_ptys": ["after_burst", "back_to_8_s"],
     "idle_editor": ["host_ptys", "spare_ptys", "helpers_pss_mb", "helpers_rss_mb"],
     "short_editor": ["ratio_p50", "python_starts"],
+    "blocked_signing": ["added_ms_p50", "wrapped_ms", "stock_ms"],
 }
 
 

@@ -154,4 +154,30 @@ function M.grant(pid)
   return slave
 end
 
+-- The most of a command line the wrapper sends (hex, two digits a byte).
+local UNANSWERED_LIMIT = 16384
+
+--- A gpg of this editor's asked for a terminal while the editor was
+--- blocked (Vimscript system(): it serves nothing until git ends), gave up
+--- after about a second, as the host does, and failed; told now that the
+--- editor is free: which command to run again, and how, so gpg can ask.
+--- @param hex_argv any the argv of gpg's caller (git), NUL-terminated
+---   entries in hex; '' or anything else when it could not be read
+function M.unanswered(hex_argv)
+  local argv = nil --- @type string[]?
+  local readable = type(hex_argv) == 'string' and #hex_argv <= UNANSWERED_LIMIT and #hex_argv % 2 == 0
+  if readable and hex_argv:find('^%x*$') then
+    local raw = hex_argv:gsub('%x%x', function(byte)
+      return string.char(tonumber(byte, 16))
+    end)
+    -- Whole (its last entry ended) and not empty: else no command is named.
+    if raw:sub(-1) == '\0' and #raw > 1 then
+      argv = vim.split(raw:sub(1, -2), '\0', { plain = true })
+    end
+  end
+  local unserved = require('ttyoffer.offer.unserved')
+  local command = argv and title.sanitize(unserved.as_bang_argument(argv), math.huge) or 'git commit -S …'
+  notify.notice('editor busy, gpg could not ask: run :Bang ' .. command .. ' to answer it')
+end
+
 return M

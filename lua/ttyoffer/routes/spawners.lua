@@ -227,6 +227,66 @@ local function locate_for_system(cmd, opts)
   return program
 end
 
+--- The caller's `env` for vim.system(), with GPG_TTY naming `slave` and
+--- TERM when the command would have none (as the offer sets them).
+--- vim.system() puts it over the editor's environment (unless
+--- `clear_env`), as it does the caller's own.
+--- @param opts table
+--- @param slave string
+--- @return table
+local function env_with_gpg_tty(opts, slave)
+  local env = {}
+  for name, value in pairs(type(opts.env) == 'table' and opts.env or {}) do
+    env[name] = value
+  end
+  env.GPG_TTY = slave
+  local term = env.TERM
+  if term == nil and not opts.clear_env then
+    term = vim.uv.os_getenv('TERM')
+  end
+  if term == nil or term == '' then
+    env.TERM = 'xterm-256color'
+  end
+  return env
+end
+
+--- vim.system() for a command whose caller feeds its stdin up front (a
+--- string or a list): what it reads comes from there. A program that
+--- prefers /dev/tty and reads its stdin when there is none (Python's
+--- getpass, ssh-keygen -y) must read what was fed, as in stock, so the
+--- command gets no controlling terminal and runs in the editor's session,
+--- exactly as stock starts it. Only $GPG_TTY (and TERM, when it would have
+--- none) names a private terminal: gpg never reads its passphrase from
+--- stdin, and its pinentry (git's gpg.program too) asks there, in the
+--- window, which the wait serves.
+--- @param plain fun(): vim.SystemObj the stock call
+local function fed_system(cmd, opts, on_exit, plain)
+  local reason = skip_reason(opts)
+  if not reason and type(opts.env) == 'table' and opts.env.GPG_TTY ~= nil then
+    reason = 'gpg terminal of its own'
+  end
+  local offer_id, slave
+  if not reason then
+    offer_id, slave = host.take()
+    reason = not offer_id and 'no pty' or nil
+  end
+  if reason then
+    records.skipped(reason)
+    return plain()
+  end
+  local with_env = vim.tbl_extend('force', opts, { env = env_with_gpg_tty(opts, slave) })
+  local ok, obj = pcall(originals.system, cmd, with_env, on_exit)
+  if not ok then
+    host.notify('dismiss', offer_id)
+    records.skipped('spawn failed')
+    return plain() -- raises stock's own error
+  end
+  records.add({ id = offer_id, pid = obj.pid, cmd = cmd, state = 'armed' })
+  host.notify('bind', offer_id, obj.pid)
+  require('ttyoffer.offer.waiting').answerable_wait(obj)
+  return obj
+end
+
 --- Same contract as |vim.system()|, plus the offer: same object, same
 --- callbacks, same errors. The command is started in a session of its own
 --- (uv.spawn's `detached`), as jobstart() does, for the offered terminal to
@@ -246,6 +306,9 @@ function M.system(cmd, opts, on_exit)
   local valid = type(cmd) == 'table' and #cmd > 0 and (opts == nil or type(opts) == 'table')
   if not valid or (on_exit ~= nil and type(on_exit) ~= 'function') then
     return plain()
+  end
+  if opts and (type(opts.stdin) == 'string' or type(opts.stdin) == 'table') then
+    return fed_system(cmd, opts, on_exit, plain)
   end
   local command, offer_id = offered_command(cmd, opts, locate_for_system, true)
   if not command then
@@ -270,11 +333,18 @@ end
 --- the command is hung up when it asks (after `blocked_timeout`) and the
 --- user is told what asked and how to run it so it can be answered. Without
 --- the terminal it would have failed at once, or asked on the editor's.
+--- Given {input}, the command runs as stock: a program that prefers
+--- /dev/tty and reads its stdin when there is none (getpass, ssh-keygen -y)
+--- reads what was fed, and no window could open meanwhile anyway.
 local function run_blocking(stock_fn, cmd, ...)
   local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
+  local fed = select('#', ...) > 0 and select(1, ...) ~= nil
+  if fed and valid and not vim.in_fast_event() then
+    records.skipped('input fed up front')
+  end
   local command, offer_id
   -- In a fast event the stock function raises its own E5560.
-  if valid and not vim.in_fast_event() then
+  if valid and not fed and not vim.in_fast_event() then
     command, offer_id = offered_command(cmd, nil, resolve)
   end
   if not command then
