@@ -10,7 +10,6 @@ in the same editor, on 0.12-dev and 0.11.4."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -168,13 +167,10 @@ def test_vimscript_system_signing_fails_promptly_and_says_what_to_rerun(
     sandbox.env.update(keyring.env)
     with editor(sandbox) as ed:
         ed.nvim.command(f"cd {repo}")
-        started = time.monotonic()
         output = ed.nvim.eval("system('git commit -q -S --allow-empty -m x')")
-        elapsed = time.monotonic() - started
         assert ed.nvim.vvars["shell_error"] != 0 and "gpg failed to sign" in output, output
-        # The wrapper's old wait alone was 5 s: well under it, with room for
-        # a loaded machine (`make bench` has the figure).
-        assert elapsed < 5, elapsed
+        # How long it takes is `make bench`'s figure (blocked_signing), not
+        # an assertion here: the old wrapper waited 5 s and told nothing.
         told = wait_until(
             lambda: [n for n in ed.lua("return require('ttyoffer.shared.notify').recent") if "gpg" in n],
             20,
