@@ -43,14 +43,12 @@ local function child_cwd(opts)
 end
 
 --- The $PATH a command's child looks its program up in: the caller's
---- `env`'s, or the editor's unless `env` (or, for jobstart(), `clear_env`
---- alone) replaces the environment; nil when it has none, or a name of
---- `env` would make it unclear ("PATH=x" also reads as PATH to getenv).
+--- `env`'s, or the editor's unless `clear_env` empties the environment;
+--- nil when it has none, or a name of `env` would make it unclear ("PATH=x"
+--- also reads as PATH to getenv).
 --- @param opts table?
---- @param keeps_env_without_table boolean? `clear_env` without `env`
----   leaves the environment whole (vim.system()), not empty (jobstart())
 --- @return string?
-local function child_path(opts, keeps_env_without_table)
+local function child_path(opts)
   local env = opts and type(opts.env) == 'table' and opts.env or nil
   if env then
     for name in pairs(env) do
@@ -62,7 +60,7 @@ local function child_path(opts, keeps_env_without_table)
       return tostring(env.PATH)
     end
   end
-  if opts and opts.clear_env and (env or not keeps_env_without_table) then
+  if opts and opts.clear_env then
     return nil
   end
   return vim.uv.os_getenv('PATH')
@@ -73,9 +71,8 @@ end
 --- would start none and the spawner must report its error.
 --- @param program any as the spawner is given it
 --- @param opts table?
---- @param keeps_env_without_table boolean? see child_path()
 --- @return string?
-local function find_in_child(program, opts, keeps_env_without_table)
+local function find_in_child(program, opts)
   local cwd = child_cwd(opts)
   if type(program) ~= 'string' or program == '' or not cwd then
     return nil
@@ -89,7 +86,7 @@ local function find_in_child(program, opts, keeps_env_without_table)
   end
   -- A child without $PATH: execvp(3) and the /bin/sh prologue would each
   -- search a default of their own. Left to the spawner.
-  local path = child_path(opts, keeps_env_without_table)
+  local path = child_path(opts)
   return path and startable.search(program, path, cwd) and program or nil
 end
 
@@ -123,6 +120,20 @@ install.leader_name()
 -- env(1), which puts back what /bin/sh drops from a list command's
 -- environment (names that are not shell identifiers).
 local ENV_PROGRAM = vim.fn.exepath('env')
+
+--- Whether a name in the caller's `env` holds a `=` (the editor's own
+--- environment can have none: each entry's name ends at its first `=`).
+--- @param opts table?
+--- @return boolean
+local function names_hold_equals(opts)
+  local env = opts and type(opts.env) == 'table' and opts.env or {}
+  for name in pairs(env) do
+    if type(name) == 'string' and name:find('=', 1, true) then
+      return true
+    end
+  end
+  return false
+end
 
 --- Why this command gets no offer, or nil: what is known before looking
 --- at the command (cheap, so that a spawn that gets none pays little).
@@ -162,9 +173,10 @@ local function offered_command(cmd, opts, locate, to_program)
   local restore = {}
   if not reason and not leader then
     restore = spawn.entries_sh_would_drop(opts, vim.uv.os_environ())
-    if #restore > 0 and (ENV_PROGRAM == '' or program:find('=', 1, true)) then
+    if #restore > 0 and (ENV_PROGRAM == '' or program:find('=', 1, true) or names_hold_equals(opts)) then
       -- env(1) would be needed, and is missing or would take the program
-      -- for one more entry.
+      -- for one more entry, or an entry for another (`PATH=X` in `env`
+      -- gives the entry "PATH=X=…", which env(1) takes for PATH).
       reason = 'environment names /bin/sh would drop'
     end
   end
@@ -275,7 +287,7 @@ end
 --- @param opts table?
 --- @return string?
 local function locate_for_system(cmd, opts)
-  return find_in_child(cmd[1], opts, true)
+  return find_in_child(cmd[1], opts)
 end
 
 --- Same contract as |vim.system()|, plus the offer: same object, same
@@ -298,7 +310,14 @@ function M.system(cmd, opts, on_exit)
   if not valid or (on_exit ~= nil and type(on_exit) ~= 'function') then
     return plain()
   end
-  local command, offer_id = offered_command(cmd, opts, locate_for_system, true)
+  -- `clear_env` without `env` leaves vim.system()'s child the editor's
+  -- environment whole (its setup_env), not an empty one as for jobstart():
+  -- the offered command is built for the environment the child will have.
+  local as_stock = opts
+  if opts and opts.clear_env and opts.env == nil then
+    as_stock = vim.tbl_extend('force', opts, { clear_env = false })
+  end
+  local command, offer_id = offered_command(cmd, as_stock, locate_for_system, true)
   if not command then
     return plain()
   end
