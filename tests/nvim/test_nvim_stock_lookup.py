@@ -191,3 +191,32 @@ def test_a_shell_with_double_quoted_words_as_in_stock(ed: Editor, quoted_shell: 
     stock, offered = both(ed, how, "echo ran")
     assert first_line(how, stock["result"]) == '[two words][-"c\\][-e][echo ran]', stock
     assert offered
+
+
+ENVIRONMENT = r"""
+local which, opts = ...
+local S = which == 'stock' and require('ttyoffer.shared.originals') or require('ttyoffer')
+local out = S.system({ '/usr/bin/env' }, opts):wait(10000)
+local lines = vim.tbl_filter(function(line)
+  return not line:find('^GPG_TTY=') and not line:find('^TERM=')
+end, vim.split(out.stdout, '\n'))
+table.sort(lines)
+return { out.code, lines }
+"""
+
+
+@pytest.mark.parametrize("clear_env", [False, True])
+def test_an_env_name_holding_equals_reaches_the_child_as_in_stock(ed: Editor, clear_env: bool) -> None:
+    # "HOME=X" in `env` is the entry "HOME=X=y": stock passes it beside
+    # $HOME. Under the /bin/sh prologue, env(1) (which puts back the names
+    # /bin/sh drops) would take it for HOME; that command runs without the
+    # offer. And with clear_env but no env, vim.system() passes the editor's
+    # environment whole, $PWD included.
+    opts: dict[str, Any] = {"env": {"HOME=X": "y", "A-B": "1"}}
+    if clear_env:
+        opts = {"clear_env": True}
+    stock = ed.lua(ENVIRONMENT, "stock", opts)
+    assert ed.lua(ENVIRONMENT, "ours", opts) == stock
+    assert stock[0] == 0
+    if not clear_env:
+        assert "HOME=X=y" in stock[1] and any(line.startswith("HOME=/") for line in stock[1])

@@ -266,11 +266,14 @@ WORD = st.one_of(
 )
 HUGE = st.sampled_from([1000, 100_000, 131_072, 140_000]).map(lambda n: f"\x01huge:{n}")
 ARGS = st.lists(st.one_of(WORD, HUGE), max_size=5)
+# No name starting with "PATH=": the child's getenv("PATH") may then read
+# that entry, and with a value longer than PATH_MAX execvp() tries no folder
+# and fails with whatever errno was left over: stock itself is not the same
+# twice (measured on 0.12-dev: 2 of 300 identical calls gave ESRCH, or a
+# wait() that returned nil, where the rest raised ENOENT).
 NAME = st.one_of(
     st.from_regex(r"\A[A-Z_][A-Z0-9_]{0,6}\Z"),
-    st.sampled_from(
-        ["A-B", "1X", "a.b", "é", "A B", "PATH=X", "X=Y", " ", "%", "GPG_TTY", "TERM", "PWD", "HOME"]
-    ),
+    st.sampled_from(["A-B", "1X", "a.b", "é", "A B", "X=Y", " ", "%", "GPG_TTY", "TERM", "PWD", "HOME"]),
 )
 VALUE = st.one_of(WORD, st.sampled_from(["\x01huge:70000"]))
 ENV = st.dictionaries(NAME, VALUE, max_size=4)
