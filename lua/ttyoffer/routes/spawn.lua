@@ -2,6 +2,8 @@
 -- No editor state is read here: callers pass it in, tests drive it directly.
 local M = {}
 
+local shell_option = require('ttyoffer.shared.shell_option')
+
 -- A jobstart() child is a session leader without a controlling terminal, so
 -- opening a tty without O_NOCTTY makes it the controlling one, and it stays
 -- so once the descriptor is closed again. The shell opens the slave as a
@@ -184,7 +186,8 @@ end
 --- The command jobstart() is given instead of `cmd`.
 --- @param cmd string|string[]
 --- @param slave string
---- @param shell {shell: string, shellcmdflag: string}? needed for string commands
+--- @param shell {shell: string, shellcmdflag: string, shellxquote: string?, shellxescape: string?}?
+---   needed for string commands (shell_option.argv)
 --- @param opts table? the caller's jobstart() options
 --- @param editor {program: string?, pwd: string?, env_program: string?, restore: string[]?,
 ---   leader: string?, to_program: boolean?}?
@@ -202,10 +205,7 @@ function M.command(cmd, slave, shell, opts, editor)
     -- The 'shell' runs under the list prologue, with the argv jobstart()
     -- itself would have built: a prologue joined to the command's own
     -- string would make that shell the session's leader (see LEAD).
-    local argv = vim.fn.split(shell.shell)
-    vim.list_extend(argv, vim.fn.split(shell.shellcmdflag))
-    table.insert(argv, cmd)
-    cmd = argv
+    cmd = shell_option.argv(cmd, shell)
   end
   local keeps_gpg_tty = opts and type(opts.env) == 'table' and opts.env.GPG_TTY ~= nil
   if editor.leader then

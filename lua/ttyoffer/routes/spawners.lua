@@ -10,6 +10,7 @@ local install = require('ttyoffer.host.install')
 local originals = require('ttyoffer.shared.originals')
 local records = require('ttyoffer.offer.records')
 local spawn = require('ttyoffer.routes.spawn')
+local shell_option = require('ttyoffer.shared.shell_option')
 local startable = require('ttyoffer.routes.startable')
 
 --- The host, for the next command, after this one: starting a process
@@ -23,15 +24,83 @@ local function start_host_soon()
   end)
 end
 
---- The full path of the program a command runs, as jobstart() finds it
---- (and puts it in argv[0]): for a string command, the 'shell' that runs
---- it; nil when jobstart() must judge (and raise its E903 or return -1).
+--- The folder a command's child starts in, as a full path (a relative
+--- `cwd` is the editor's folder's), nil when the spawner must judge `cwd`.
+--- @param opts table?
+--- @return string?
+local function child_cwd(opts)
+  local cwd = opts and opts.cwd
+  if cwd == nil then
+    return vim.uv.cwd()
+  elseif type(cwd) ~= 'string' or cwd == '' then
+    return nil
+  end
+  if cwd:sub(1, 1) ~= '/' then
+    cwd = (vim.uv.cwd() or '') .. '/' .. cwd
+  end
+  local stat = vim.uv.fs_stat(cwd)
+  return stat and stat.type == 'directory' and cwd or nil
+end
+
+--- The $PATH a command's child looks its program up in: the caller's
+--- `env`'s, or the editor's unless `clear_env` empties the environment;
+--- nil when it has none, or a name of `env` would make it unclear ("PATH=x"
+--- also reads as PATH to getenv).
+--- @param opts table?
+--- @return string?
+local function child_path(opts)
+  local env = opts and type(opts.env) == 'table' and opts.env or nil
+  if env then
+    for name in pairs(env) do
+      if type(name) == 'string' and name:find('^PATH=') then
+        return nil
+      end
+    end
+    if env.PATH ~= nil then
+      return tostring(env.PATH)
+    end
+  end
+  if opts and opts.clear_env then
+    return nil
+  end
+  return vim.uv.os_getenv('PATH')
+end
+
+--- The program the child of a spawn would start, found as execvp(3) in
+--- that child finds it (from its `cwd`, on its own $PATH); nil when it
+--- would start none and the spawner must report its error.
+--- @param program any as the spawner is given it
+--- @param opts table?
+--- @return string?
+local function find_in_child(program, opts)
+  local cwd = child_cwd(opts)
+  if type(program) ~= 'string' or program == '' or not cwd then
+    return nil
+  end
+  if program:find('/') then
+    local full = program:sub(1, 1) == '/' and program or (cwd .. '/' .. program)
+    if startable.search(full, '', cwd) then
+      return program
+    end
+    return nil
+  end
+  -- A child without $PATH: execvp(3) and the /bin/sh prologue would each
+  -- search a default of their own. Left to the spawner.
+  local path = child_path(opts)
+  return path and startable.search(program, path, cwd) and program or nil
+end
+
+--- The program a command runs, as jobstart() or system() finds it: a list's
+--- on the editor's $PATH, from the editor's folder, and its full path goes
+--- in argv[0]; a string's 'shell' as written, which the child finds (see
+--- find_in_child). nil when jobstart() must judge (and raise its E903 or
+--- return -1).
 --- @return string?
 local function resolve(cmd, opts)
-  local program = cmd[1]
   if type(cmd) == 'string' then
-    program = vim.fn.split(vim.o.shell)[1]
+    return find_in_child(shell_option.words(vim.o.shell)[1], opts)
   end
+  local program = cmd[1]
   if type(program) ~= 'string' or program == '' then
     return nil
   end
@@ -51,6 +120,20 @@ install.leader_name()
 -- env(1), which puts back what /bin/sh drops from a list command's
 -- environment (names that are not shell identifiers).
 local ENV_PROGRAM = vim.fn.exepath('env')
+
+--- Whether a name in the caller's `env` holds a `=` (the editor's own
+--- environment can have none: each entry's name ends at its first `=`).
+--- @param opts table?
+--- @return boolean
+local function names_hold_equals(opts)
+  local env = opts and type(opts.env) == 'table' and opts.env or {}
+  for name in pairs(env) do
+    if type(name) == 'string' and name:find('=', 1, true) then
+      return true
+    end
+  end
+  return false
+end
 
 --- Why this command gets no offer, or nil: what is known before looking
 --- at the command (cheap, so that a spawn that gets none pays little).
@@ -90,9 +173,10 @@ local function offered_command(cmd, opts, locate, to_program)
   local restore = {}
   if not reason and not leader then
     restore = spawn.entries_sh_would_drop(opts, vim.uv.os_environ())
-    if #restore > 0 and (ENV_PROGRAM == '' or program:find('=', 1, true)) then
+    if #restore > 0 and (ENV_PROGRAM == '' or program:find('=', 1, true) or names_hold_equals(opts)) then
       -- env(1) would be needed, and is missing or would take the program
-      -- for one more entry.
+      -- for one more entry, or an entry for another (`PATH=X` in `env`
+      -- gives the entry "PATH=X=…", which env(1) takes for PATH).
       reason = 'environment names /bin/sh would drop'
     end
   end
@@ -105,7 +189,7 @@ local function offered_command(cmd, opts, locate, to_program)
     records.skipped(reason)
     return nil
   end
-  local shell = type(cmd) == 'string' and { shell = vim.o.shell, shellcmdflag = vim.o.shellcmdflag } or nil
+  local shell = type(cmd) == 'string' and shell_option.current() or nil
   local command = spawn.command(cmd, slave, shell, opts, {
     -- A string's 'shell' goes in argv[0] as written there, as stock has it.
     program = type(cmd) ~= 'string' and program or nil,
@@ -197,34 +281,13 @@ function M.jobstart(cmd, opts)
 end
 
 --- The program of a vim.system() command, as given (uv.spawn puts it in
---- argv[0] as it is, and looks it up on the command's own PATH, from its
---- `cwd`); nil when vim.system() must judge it (and raise its error).
+--- argv[0] as it is, and its child looks it up: find_in_child); nil when
+--- vim.system() must judge it (and raise its ENOENT or EACCES).
 --- @param cmd string[]
 --- @param opts table?
 --- @return string?
 local function locate_for_system(cmd, opts)
-  local program = cmd[1]
-  if type(program) ~= 'string' or program == '' then
-    return nil
-  end
-  if opts and opts.cwd ~= nil and (type(opts.cwd) ~= 'string' or not vim.uv.fs_stat(opts.cwd)) then
-    return nil
-  end
-  if program:find('/') then
-    -- A relative path is the command's to find from its `cwd`.
-    if program:sub(1, 1) ~= '/' and opts and opts.cwd then
-      return nil
-    end
-  elseif opts and type(opts.env) == 'table' and opts.env.PATH ~= nil then
-    return nil
-  end
-  -- Not executable (''), or refused by the kernel: vim.system() raises
-  -- ENOENT or EACCES for it.
-  local path = vim.fn.exepath(program)
-  if path == '' or startable.refusal(path, opts and opts.cwd) then
-    return nil
-  end
-  return program
+  return find_in_child(cmd[1], opts)
 end
 
 --- The caller's `env` for vim.system(), with GPG_TTY naming `slave` and
@@ -274,7 +337,13 @@ local function fed_system(cmd, opts, on_exit, plain)
     records.skipped(reason)
     return plain()
   end
-  local with_env = vim.tbl_extend('force', opts, { env = env_with_gpg_tty(opts, slave) })
+  local given = opts
+  if opts.clear_env and opts.env == nil then
+    -- Stock's child then inherits the editor's environment whole (setup_env
+    -- gives uv.spawn none): that, and no more, is what GPG_TTY joins.
+    given = vim.tbl_extend('force', opts, { env = vim.uv.os_environ() })
+  end
+  local with_env = vim.tbl_extend('force', given, { env = env_with_gpg_tty(given, slave) })
   local ok, obj = pcall(originals.system, cmd, with_env, on_exit)
   if not ok then
     host.notify('dismiss', offer_id)
@@ -310,7 +379,14 @@ function M.system(cmd, opts, on_exit)
   if opts and (type(opts.stdin) == 'string' or type(opts.stdin) == 'table') then
     return fed_system(cmd, opts, on_exit, plain)
   end
-  local command, offer_id = offered_command(cmd, opts, locate_for_system, true)
+  -- `clear_env` without `env` leaves vim.system()'s child the editor's
+  -- environment whole (its setup_env), not an empty one as for jobstart():
+  -- the offered command is built for the environment the child will have.
+  local as_stock = opts
+  if opts and opts.clear_env and opts.env == nil then
+    as_stock = vim.tbl_extend('force', opts, { clear_env = false })
+  end
+  local command, offer_id = offered_command(cmd, as_stock, locate_for_system, true)
   if not command then
     return plain()
   end

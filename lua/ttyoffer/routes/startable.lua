@@ -214,4 +214,38 @@ function M.refusal(path, cwd)
   return 'ELOOP'
 end
 
+-- Where execvp(3) goes on past a candidate that does not start (glibc:
+-- each of these is remembered and the next folder tried); any other error
+-- ends its search.
+local SEARCH_ON = { ENOENT = true, EACCES = true, ENOTDIR = true, ESTALE = true, ENODEV = true, ETIMEDOUT = true }
+
+--- The file execvp(3) would start for the bare program `name`, as the
+--- child of uv.spawn() looks it up (after its chdir, in the environment it
+--- was given): each folder of `path` in turn, an empty one being the working
+--- folder and a relative one taken from it, the first candidate the kernel
+--- would start. Returns the candidate as execvp builds it and its full path;
+--- nil when none would start (or the search would end in an error): the
+--- spawner then reports its own error.
+--- @param name string
+--- @param path string the child's $PATH
+--- @param cwd string the child's working folder, a full path
+--- @return string? candidate, string? full_path
+function M.search(name, path, cwd)
+  for folder in (path .. ':'):gmatch('([^:]*):') do
+    local candidate = folder == '' and name or (folder .. '/' .. name)
+    local full = candidate:sub(1, 1) == '/' and candidate or (cwd .. '/' .. candidate)
+    local stat, _, errname = uv.fs_stat(full)
+    local reason = not stat and (errname or 'ENOENT')
+      or remembered('x', full, stat, executable_verdict)
+      or M.refusal(full, cwd)
+    if not reason then
+      return candidate, full
+    end
+    if not SEARCH_ON[reason] then
+      return nil
+    end
+  end
+  return nil
+end
+
 return M

@@ -362,7 +362,8 @@ local function start_as_job(run, spec)
     return
   end
   if #spec.argv == 0 then
-    spec.argv = { vim.o.shell }
+    -- 'shell' split as Neovim splits it for :terminal.
+    spec.argv = require('ttyoffer.shared.shell_option').words(vim.o.shell)
   end
   notify.once(
     'runs-without-host',

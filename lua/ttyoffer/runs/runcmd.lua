@@ -118,10 +118,9 @@ function M.argv(line, remote)
   if remote then
     return { 'sh', '-c', line }
   end
-  local argv = vim.split(vim.o.shell, ' ', { trimempty = true })
-  vim.list_extend(argv, vim.split(vim.o.shellcmdflag, ' ', { trimempty = true }))
-  table.insert(argv, line)
-  return argv
+  -- As jobstart() would run the line (quotes in 'shell' honoured).
+  local shell_option = require('ttyoffer.shared.shell_option')
+  return shell_option.argv(line, shell_option.current())
 end
 
 --- `dest:name` split at its last colon (a session name has none): dest,
