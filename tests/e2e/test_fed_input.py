@@ -184,7 +184,8 @@ def test_vimscript_system_signing_fails_promptly_and_says_what_to_rerun(
 
 def test_a_fed_command_gets_stocks_environment_but_gpg_tty(ed: Editor) -> None:
     """The environment as stock gives it, with the caller's `env` and
-    `clear_env` or without: only GPG_TTY (and TERM where it would have none)
+    `clear_env` or without (`clear_env` alone leaves vim.system()'s child
+    the editor's environment whole): only GPG_TTY (and TERM where it would have none)
     is the offer's."""
     envs = ed.lua(
         """
@@ -201,7 +202,7 @@ def test_a_fed_command_gets_stocks_environment_but_gpg_tty(ed: Editor) -> None:
         end
         local out = {}
         for name, opts in pairs({ plain = {}, env = { env = { A_B = 'x', TERM = '' } },
-            clear = { env = { ONLY = '1' }, clear_env = true } }) do
+            clear = { env = { ONLY = '1' }, clear_env = true }, clear_alone = { clear_env = true } }) do
           out[name] = { stock = env_of(o.system, opts), wrapped = env_of(vim.system, opts) }
         end
         return out
