@@ -149,6 +149,10 @@ class Editor:
 
         wait_until(started, timeout, "the plugin to be loaded")
         wait_until(lambda: self.lua("return require('ttyoffer.host').ready()"), timeout, "the ttyoffer host")
+        # The compiled leader leads once seen to run (in the background).
+        wait_until(
+            lambda: self.lua("return require('ttyoffer.host.leader').settled()"), timeout, "the leader tried"
+        )
 
     def mode(self) -> str:
         mode: str = self.nvim.api.get_mode()["mode"]

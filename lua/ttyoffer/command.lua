@@ -32,6 +32,9 @@ local function status_lines()
   if s.host_error then
     table.insert(lines, '  host: ' .. s.host_error)
   end
+  if s.leader_problem then
+    table.insert(lines, '  leader: ' .. s.leader_problem)
+  end
   if s.host_unanswered_ms then
     table.insert(
       lines,

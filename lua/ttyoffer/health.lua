@@ -115,9 +115,15 @@ local function check_ptys(python)
     error('/bin/sh is missing: commands are started through it')
   end
   -- The compiled leader is optional: without it the /bin/sh prologue leads.
-  local leader = require('ttyoffer.host.install').leader()
-  if leader then
-    ok('Commands start through the compiled leader ' .. leader)
+  local leader = require('ttyoffer.host.leader')
+  vim.wait(WAIT_MS, leader.settled) -- a leader is tried once before it leads
+  local path = leader.current()
+  if path then
+    ok('Commands start through the compiled leader ' .. path)
+  elseif leader.problem then
+    warn(leader.problem, {
+      'Run :TtyOffer install to build it for this machine (after a plugin update: restart Neovim)',
+    })
   elseif vim.uv.os_getenv('TTYOFFER_LEADER') == 'sh' then
     info('Commands start through the /bin/sh prologue ($TTYOFFER_LEADER is "sh")')
   else

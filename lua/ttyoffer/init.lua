@@ -12,6 +12,7 @@ local M = {}
 local config = require('ttyoffer.config')
 local highlights = require('ttyoffer.shared.highlights')
 local host = require('ttyoffer.host')
+local leader = require('ttyoffer.host.leader')
 local notify = require('ttyoffer.shared.notify')
 local prompts = require('ttyoffer.offer.prompts')
 local records = require('ttyoffer.offer.records')
@@ -174,6 +175,8 @@ function M.status()
     live = records.live(),
     max_offers = config.current.max_offers,
     spare = host.stock_size(),
+    leader = leader.current(),
+    leader_problem = leader.problem,
     skipped = records.skip_counts(),
     shown = prompts.current_id(),
     queued = prompts.queued(),

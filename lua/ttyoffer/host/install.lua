@@ -5,6 +5,7 @@
 -- host then starts at once, without a restart.
 local M = {}
 
+local leader = require('ttyoffer.host.leader')
 local notify = require('ttyoffer.shared.notify')
 local originals = require('ttyoffer.shared.originals')
 
@@ -13,7 +14,7 @@ local originals = require('ttyoffer.shared.originals')
 M.running = false
 
 --- The plugin's checkout: four folders above this file.
-M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h:h')
+M.root = leader.root
 
 --- @return string
 function M.venv()
@@ -27,21 +28,17 @@ function M.python()
   return vim.fn.executable(python) == 1 and python or nil
 end
 
--- The compiled leader (libexec/ttyoffer-lead.c): what the /bin/sh prologue
--- does for a wrapped command, for one exec of a small program instead of a
--- shell's (:help ttyoffer-contract). Built by this install and by
--- scripts/build_leader (the tests, the demo), never shipped as a binary;
--- named by the hash of its source and its builds (ttyoffer-lead.flags), so
--- that one built from older ones is never used. Without one (no C
--- compiler), the prologue leads.
-M.leader_source = M.root .. '/libexec/ttyoffer-lead.c'
-M.leader_flags = M.root .. '/libexec/ttyoffer-lead.flags'
-
---- The folder this install builds the leader into (the user's alone).
---- @return string
-function M.leader_dir()
-  return vim.fn.stdpath('data') .. '/ttyoffer/bin'
-end
+-- The compiled leader (ttyoffer.host.leader): what it is built from, and
+-- into; this install builds it. Fields, so that a test can point a build
+-- elsewhere.
+M.leader_source = leader.source
+M.leader_flags = leader.flags
+M.leader_dir = leader.dir
+M.leader_name = leader.name
+--- The leader that leads the next command, or nil (see leader.current).
+M.leader = leader.current
+--- Look again at the next spawn (after a build).
+M.forget_leader = leader.forget
 
 --- The whole of the file at `path`, or nil.
 local function read(path)
@@ -52,22 +49,6 @@ local function read(path)
   local text = file:read('*a')
   file:close()
   return text
-end
-
-local leader_name --- @type string? the current source's, once read
---- `ttyoffer-lead-<first 16 hex digits of the sha256 of the source, then
---- the flags>`; nil in a fast event before it was first read
---- (vim.fn.sha256 cannot run there).
---- @return string?
-function M.leader_name()
-  if not leader_name and not vim.in_fast_event() then
-    local source, flags = read(M.leader_source), read(M.leader_flags)
-    if not (source and flags) then
-      return nil
-    end
-    leader_name = 'ttyoffer-lead-' .. vim.fn.sha256(source .. flags):sub(1, 16)
-  end
-  return leader_name
 end
 
 --- The builds of the leader to try, in order: each a list of cc flags
@@ -81,45 +62,6 @@ function M.leader_builds()
     end
   end
   return builds
-end
-
---- Whether `path` is a file of the user's own that only they can change.
-local function owned(path)
-  local stat = vim.uv.fs_lstat(path)
-  return stat ~= nil
-    and stat.type == 'file'
-    and stat.uid == vim.uv.getuid()
-    and bit.band(stat.mode, tonumber('022', 8)) == 0
-    and vim.uv.fs_access(path, 'X')
-end
-
-local leader_found --- @type string|false|nil false: looked, none
---- The compiled leader of the current source, or nil: none built (the
---- /bin/sh prologue leads then), or $TTYOFFER_LEADER is `sh` (the tests'
---- way to run the prologue's path). Looked up once.
---- @return string?
-function M.leader()
-  if leader_found == nil then
-    local name = M.leader_name()
-    if not name then
-      return nil
-    end
-    leader_found = false
-    if vim.uv.os_getenv('TTYOFFER_LEADER') ~= 'sh' then
-      for _, dir in ipairs({ M.leader_dir(), M.root .. '/.cache/leader' }) do
-        if owned(dir .. '/' .. name) then
-          leader_found = dir .. '/' .. name
-          break
-        end
-      end
-    end
-  end
-  return leader_found or nil
-end
-
---- Look again at the next spawn (after a build).
-function M.forget_leader()
-  leader_found = nil
 end
 
 --- The pinned requirements of the host, read from pyproject.toml (one place
@@ -190,10 +132,14 @@ function M.build_leader(sync, next)
     end
     vim.uv.fs_chmod(temporary, tonumber('700', 8))
     vim.uv.fs_rename(temporary, final)
-    -- Leaders of older sources are never used again.
+    -- Leaders of older sources are never used again, but by editors that
+    -- run still, with the older plugin they loaded: each holds its own
+    -- open, and a later build removes it.
+    local in_use = leader.held_open()
     for entry in vim.fs.dir(dir) do
-      if entry:find('^ttyoffer%-lead%-') and entry ~= name then
-        os.remove(dir .. '/' .. entry)
+      local path = dir .. '/' .. entry
+      if entry:find('^ttyoffer%-lead%-') and entry ~= name and not in_use[vim.uv.fs_realpath(path) or path] then
+        os.remove(path)
       end
     end
     M.forget_leader()
@@ -273,8 +219,8 @@ function M.run(opts)
         end
         -- :help ttyoffer, for plain packages too.
         pcall(vim.cmd.helptags, vim.fn.fnameescape(M.root .. '/doc'))
-        M.build_leader(opts.sync, function(leader)
-          done(true, 'installed; the host uses ' .. python .. leader)
+        M.build_leader(opts.sync, function(built)
+          done(true, 'installed; the host uses ' .. python .. built)
         end)
       end)
     end)

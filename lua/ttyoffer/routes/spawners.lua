@@ -114,8 +114,10 @@ local function resolve(cmd, opts)
   return path
 end
 
--- The leader's name is read now (a spawn in a fast event could not).
-install.leader_name()
+-- The leader is looked for now (a spawn in a fast event could not read
+-- its name), and tried in the background: the /bin/sh prologue leads
+-- until it has been seen to run.
+install.leader()
 
 -- env(1), which puts back what /bin/sh drops from a list command's
 -- environment (names that are not shell identifiers).
@@ -404,6 +406,44 @@ function M.system(cmd, opts, on_exit)
   return obj
 end
 
+-- The arguments' size past which system() gets no offer: where the
+-- wrapped form's few more bytes could pass the kernel's limit (ARG_MAX,
+-- the stack limit's fourth, 2 MiB by default), system() fails to start it
+-- (v:shell_error -1, then started as stock: not_started()), and Neovim
+-- 0.11-0.12's system() was seen to spin on some such sizes, never
+-- returning. 128 KiB is the least the kernel takes (MAX_ARG_STRLEN).
+local LONG_ARGV = 128 * 1024
+
+--- The bytes `cmd`'s arguments take in an exec (each with its NUL and
+--- its pointer).
+--- @param cmd string|string[]
+--- @return integer
+local function argv_bytes(cmd)
+  if type(cmd) == 'string' then
+    return #cmd
+  end
+  local total = 0
+  for _, arg in ipairs(cmd) do
+    total = total + #tostring(arg) + 9
+  end
+  return total
+end
+
+--- Whether a system() of the wrapped command never started it: the
+--- leader was not executable when system() looked (its E475: removed by a
+--- build, say), or the start failed (v:shell_error -1, which stock sets
+--- for nothing else: the leader gone since, or an argv that only the
+--- leader's few more bytes took past the kernel's limit, E2BIG).
+--- @param ok boolean
+--- @param result any
+--- @return boolean
+local function not_started(ok, result)
+  if ok then
+    return vim.v.shell_error == -1
+  end
+  return tostring(result):find('E475:', 1, true) ~= nil
+end
+
 --- system() and systemlist() with the offer: `stock_fn` is the original.
 --- The editor serves nothing while they run, so a prompt cannot be shown:
 --- the command is hung up when it asks (after `blocked_timeout`) and the
@@ -419,6 +459,10 @@ local function run_blocking(stock_fn, cmd, ...)
     records.skipped('input fed up front')
   end
   local command, offer_id
+  if valid and argv_bytes(cmd) > LONG_ARGV then
+    records.skipped('arguments near the size limit')
+    valid = false
+  end
   -- In a fast event the stock function raises its own E5560.
   if valid and not fed and not vim.in_fast_event() then
     command, offer_id = offered_command(cmd, nil, resolve)
@@ -431,6 +475,11 @@ local function run_blocking(stock_fn, cmd, ...)
   -- Its pid was never known: the host learns of the end from here, and the
   -- record goes with the host's `released`, after what it sent before.
   host.notify('release_unbound', offer_id)
+  if not_started(ok, result) then
+    -- Whatever went wrong, the command gets the start it would have had.
+    records.skipped('spawn failed')
+    return stock_fn(cmd, ...)
+  end
   if not ok then
     error(result, 0)
   end
