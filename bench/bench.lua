@@ -16,7 +16,13 @@ end
 
 -- The compiled leader, when one was built: its floor is one exec of it
 -- more (given no terminal to take, it execs the command at once).
+-- A leader leads once it has been seen to run (host/leader.lua tries it in
+-- the background): wait for that verdict, or the rows behind it are lost.
 local _, install = pcall(require, 'ttyoffer.host.install')
+local has_leader, leader_state = pcall(require, 'ttyoffer.host.leader')
+if has_leader then
+  vim.wait(20000, leader_state.settled, 10)
+end
 local leader = type(install) == 'table' and install.leader() or nil
 --- `argv` behind a bare leader that takes no terminal.
 local function behind_leader(argv)
