@@ -11,6 +11,7 @@ local originals = require('ttyoffer.shared.originals')
 local records = require('ttyoffer.offer.records')
 local spawn = require('ttyoffer.routes.spawn')
 local startable = require('ttyoffer.routes.startable')
+local stopping = require('ttyoffer.routes.stopping')
 
 --- The host, for the next command, after this one: starting a process
 --- takes time this command must not wait for.
@@ -259,6 +260,7 @@ function M.system(cmd, opts, on_exit)
     return plain()
   end
   obj.cmd = cmd
+  stopping.mind(obj, command)
   records.add({ id = offer_id, pid = obj.pid, cmd = cmd, state = 'armed' })
   host.notify('bind', offer_id, obj.pid)
   require('ttyoffer.offer.waiting').answerable_wait(obj)
