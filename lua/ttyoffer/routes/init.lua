@@ -12,10 +12,11 @@
 -- removes it: taking ours out would take theirs with it.
 --
 -- The part routes/ (this module, spawners, spawn, startable, stand_ins,
--- bang, bangline, expand, lease, gitenv, terminals): how a command gets its
--- offer. It requires only routes/, offer/, host/, shared/ and config; nothing
--- here requires back up the chain of parts (shared/ and config < host/ <
--- offer/ < routes/ < runs/ < the entry points; scripts/require_graph.py).
+-- stopping, bang, bangline, expand, lease, gitenv, terminals): how a command
+-- gets its offer. It requires only routes/, offer/, host/, shared/ and
+-- config; nothing here requires back up the chain of parts (shared/ and
+-- config < host/ < offer/ < routes/ < runs/ < the entry points;
+-- scripts/require_graph.py).
 local M = {}
 
 local config = require('ttyoffer.config')
@@ -27,12 +28,15 @@ local wrapped = false
 local function wrap_lua_spawners(spawners)
   stand_ins.put_in()
   stand_ins.serve(spawners)
+  -- jobstop() too, for the commands the /bin/sh prologue leads.
+  require('ttyoffer.routes.stopping').put_in()
   wrapped = true
 end
 
 local function unwrap_lua_spawners()
   stand_ins.take_out()
   stand_ins.serve(nil)
+  require('ttyoffer.routes.stopping').take_out()
   wrapped = false
 end
 

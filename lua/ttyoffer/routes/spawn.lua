@@ -110,6 +110,21 @@ local LIST_SCRIPTS = {
   },
 }
 
+--- Whether `argv` (as exec'd) is one the /bin/sh prologue leads, as
+--- M.command builds it: its shell cannot pass a signal on to the command.
+--- @param argv string[]
+--- @return boolean
+function M.led_by_prologue(argv)
+  if argv[2] ~= '-c' then
+    return false
+  end
+  local script = argv[3]
+  return script == LIST_SCRIPTS[true][true]
+    or script == LIST_SCRIPTS[true][false]
+    or script == LIST_SCRIPTS[false][true]
+    or script == LIST_SCRIPTS[false][false]
+end
+
 --- Whether `name` can pass through /bin/sh's environment: a shell keeps
 --- only names it could assign, and drops the rest where stock passes them.
 --- @param name string

@@ -12,6 +12,7 @@ local records = require('ttyoffer.offer.records')
 local spawn = require('ttyoffer.routes.spawn')
 local shell_option = require('ttyoffer.shared.shell_option')
 local startable = require('ttyoffer.routes.startable')
+local stopping = require('ttyoffer.routes.stopping')
 
 --- The host, for the next command, after this one: starting a process
 --- takes time this command must not wait for.
@@ -400,6 +401,7 @@ function M.system(cmd, opts, on_exit)
     return plain()
   end
   obj.cmd = cmd
+  stopping.mind(obj, command)
   records.add({ id = offer_id, pid = obj.pid, cmd = cmd, state = 'armed' })
   host.notify('bind', offer_id, obj.pid)
   require('ttyoffer.offer.waiting').answerable_wait(obj)

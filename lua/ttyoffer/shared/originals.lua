@@ -1,12 +1,14 @@
 -- The editor's own spawners, as they were when the plugin first loaded:
 -- what the wrappers call, what the plugin uses for its own processes (the
 -- host, its checks), and what turning the wrappers off puts back, the very
--- same functions (identity, not a copy).
+-- same functions (identity, not a copy). jobstop() too, which the Lua side
+-- wraps for the commands the /bin/sh prologue leads (routes/stopping.lua).
 local M = {}
 
 M.jobstart = vim.fn.jobstart
 M.system = vim.system
 M.fn_system = vim.fn.system
 M.systemlist = vim.fn.systemlist
+M.jobstop = vim.fn.jobstop
 
 return M
