@@ -3,7 +3,11 @@
 -- pinentry-curses asking in the prompt window, the passphrase typed into it
 -- as a user would, and the signature checked. Everything happens in
 -- callbacks, so that the editor's own loop takes the typed keys. Prints what
--- happened; exits 1 if the commit was not signed.
+-- happened, each line whole, on stdout; exits 1 if the commit was not
+-- signed. Neovim's own messages are not among it: headless, it writes them
+-- to stderr without ending their lines (a notice, `:!git commit …` and git's
+-- output ran together with what this says), so scripts/demo keeps them
+-- aside and shows them only on a failure. What :! printed is said here.
 local PASSPHRASE = 'ttyoffer' -- the demo key's, as the welcome text says
 local GIVE_UP_MS = 120000
 vim.o.showmode = false -- no "-- TERMINAL --" among what it prints
@@ -28,7 +32,20 @@ local function window_text()
   return ''
 end
 
+--- Lines of a command's output as its terminal gave them (CR LF).
+local function say_output(lines)
+  for _, line in ipairs(lines or {}) do
+    line = line:gsub('\r$', '')
+    if line:find('%S') then
+      say('  ' .. line)
+    end
+  end
+end
+
 local function check_signature(result)
+  say('git commit printed:')
+  say_output(result.output)
+  say('git log --show-signature -1:')
   local verify = vim.system({ 'git', 'log', '--show-signature', '-1', '--format=%s' }, { text = true }):wait()
   local output = (verify.stdout or '') .. (verify.stderr or '')
   for line in output:gmatch('[^\n]+') do

@@ -479,6 +479,11 @@ def test_a_leased_prompt_that_goes_leaves_nothing_and_the_next_asks_at_once(
         else:
             s.term.type("\x1c\x0e")  # <C-\><C-n>: out of the prompt, as a user would
             s.ed.lua("for _, task in ipairs(require('overseer').list_tasks()) do task:stop() end")
+        # The window itself gone, not only its title: a prompt whose command
+        # ended shows "[Process exited]" a moment (and its title changes),
+        # still focused; keys typed then (the next command, the passphrase)
+        # went into it. The user waits for it to go; so does the test.
+        wait_until(lambda: s.ed.float_wins() == [], timeout=30, what="the prompt window closed")
         s.term.wait_gone(PROMPT_TITLE, timeout=30)
         s.assert_nothing_left()
         assert head_subject(s.repo, s.keyring) == ""

@@ -127,7 +127,11 @@ def test_installing_from_inside_the_editor_gives_offers_in_the_same_session(tmp_
     _, env, _ = new_account(tmp_path)
     without_pynvim(env, tmp_path / "bin")
     socket_path = str(tmp_path / "tui.sock")
-    screen = PtyScreen([nvim_binary(), "--listen", socket_path], env, rows=30, cols=120)
+    # A newcomer's 80 columns, the ruler on the last line (one window,
+    # 'laststatus' 1): the install's notice is read whole there, not cut by
+    # the ruler, and :messages keeps it whole.
+    argv = [nvim_binary(), "--listen", socket_path, "--cmd", "set laststatus=1"]
+    screen = PtyScreen(argv, env, rows=30, cols=80)
     try:
         screen.wait_text("~")
         nvim = pynvim.attach("socket", path=socket_path)
@@ -135,7 +139,15 @@ def test_installing_from_inside_the_editor_gives_offers_in_the_same_session(tmp_
             ed = Editor(nvim)
             wait_until(lambda: ed.lua("return require('ttyoffer.host').state") == "failed", 30, "no host yet")
             screen.type(":TtyOffer install\r")
-            screen.wait_text("(ttyoffer) installed", timeout=300)
+            lines = screen.wait_text("(ttyoffer) installed", timeout=300)
+            notice = "(ttyoffer) installed (:TtyOffer status says where)"
+            assert any(line.startswith(notice) for line in lines), "\n".join(lines)
+            said = nvim.api.exec2("messages", {"output": True})["output"]
+            assert notice in said.splitlines() and "… (:TtyOffer status)" not in said, said
+            # The rest, whole, where the notice says.
+            status = nvim.api.exec2("TtyOffer status", {"output": True})["output"]
+            venv_python = Path(env["HOME"]) / ".local/share/nvim/ttyoffer/venv/bin/python"
+            assert f"the host uses {venv_python}; commands start through /" in status, status
             wait_until(lambda: ed.lua("return require('ttyoffer.host').ready()"), 30, "the host")
             ed.lua(
                 "_G.presented = false vim.api.nvim_create_autocmd('User', {pattern = 'TtyOfferPresent',"

@@ -72,7 +72,9 @@ def first_start(tmp_path: Path, env: dict[str, str], init: str) -> None:
                 "the host, after the manager's install",
             )
             said = nvim.api.exec2("messages", {"output": True})["output"]
-            assert "installed; the host uses" in said, said
+            assert "(ttyoffer) installed (:TtyOffer status says where)" in said.splitlines(), said
+            status = nvim.api.exec2("TtyOffer status", {"output": True})["output"]
+            assert "installed (:TtyOffer status says where) (the host uses" in status, status
             assert "no host" not in said and "run :TtyOffer install" not in said, said
             assert "no host" not in screen.text()
             # The first prompt, in the same session.

@@ -4,6 +4,7 @@ the instructions it puts on the screen."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -210,4 +211,15 @@ def test_demo_without_a_terminal_signs_for_you(short_tmp: Path) -> None:
     assert demo.returncode == 0, said
     assert "pinentry asks in the prompt window:" in said and "Passphrase:" in said, said
     assert "Good signature" in said and "signed: the commit verifies" in said, said
+    # Each message on a line of its own: Neovim's own (a notice, the :! line,
+    # unended on stderr) no longer run into git's output or the next one.
+    lines = demo.stdout.splitlines()
+    assert "git commit printed:" in lines and "git log --show-signature -1:" in lines, said
+    assert any(
+        re.fullmatch(r"  \[main \(root-commit\) \w+\] signed inside Neovim, without a terminal", line)
+        for line in lines
+    ), said
+    assert "   create mode 100644 README" in lines, said
+    assert all(line.startswith("  gpg: ") for line in lines if "gpg: " in line), said
+    assert ":!git" not in said and "\r" not in said, said
     assert list(short_tmp.glob("ttyoffer-demo.*")) == []

@@ -201,10 +201,14 @@ def test_a_run_in_the_tui_asks_is_answered_and_tells_its_end(tui: tuple[Tui, Edi
     lines = term.wait_text("running")
     bar = next(line for line in lines if "running" in line)
     assert "Your name?" in bar and "Close" in bar  # title, state, Close on one bar
+    # Keys go to the program in Terminal mode: the bar says how q is reached.
+    assert "<C-\\><C-n> then q closes" in bar, bar
     term.type("Ada\r")
     term.wait_text("Hello, Ada")
     lines = term.wait_text("exited 2")
     assert any("[exited 2]" in line for line in lines)  # in the pane, under the output
+    bar = next(line for line in lines if "exited 2" in line and "[" not in line)
+    assert "q closes" in bar and "<C-n>" not in bar, bar  # Normal mode now: q alone
     # The pane left Terminal mode when its program ended: q alone closes it.
     wait_until(lambda: ed.nvim.api.get_mode()["mode"] == "nt", what="Normal mode in the finished pane")
     term.type("q")

@@ -291,7 +291,9 @@ function M.start(on_exit)
       -- while the install that mends it runs (a plugin manager's first
       -- install): it says how it went, and starts the host when done.
       if not require('ttyoffer.host.install').running then
-        notify.once('no-python', 'no host (see :checkhealth ttyoffer); commands run plainly: ' .. M.error)
+        -- The line short enough to be read whole (and kept whole in
+        -- :messages); why, whole, in :TtyOffer status.
+        notify.once('no-python', 'no host (see :checkhealth ttyoffer)', nil, 'commands run plainly: ' .. M.error)
       end
       settle_waiters()
       return
@@ -391,7 +393,7 @@ function M.on_exit(code)
     -- It died while starting: it stays down (no restart per spawn), and
     -- the user is told once where to look.
     M.state = 'failed'
-    notify.once('no-host', 'no host (see :checkhealth ttyoffer); commands run plainly: ' .. M.error)
+    notify.once('no-host', 'no host (see :checkhealth ttyoffer)', nil, 'commands run plainly: ' .. M.error)
     settle_waiters()
     return
   end

@@ -103,7 +103,7 @@ end
 --- install's message. Never fails the install: without a compiler, or if
 --- the build fails, the /bin/sh prologue leads, and :checkhealth says so.
 --- @param sync boolean?
---- @param next fun(message: string)
+--- @param next fun(message: string, built: boolean?) built: a leader leads now
 function M.build_leader(sync, next)
   local cc = vim.fn.exepath('cc')
   cc = cc ~= '' and cc or vim.fn.exepath('gcc')
@@ -143,7 +143,7 @@ function M.build_leader(sync, next)
       end
     end
     M.forget_leader()
-    next('; commands start through ' .. final)
+    next('; commands start through ' .. final, true)
   end
   -- The first build that compiles here: without libc, or on a static
   -- libc, where they can be (no loader to run at each spawn).
@@ -181,20 +181,41 @@ function M.build_leader(sync, next)
   try(1)
 end
 
+-- What the editor shows of the install: one line short enough to be read
+-- whole beside the ruler of an 80-column editor, and so kept whole in
+-- :messages, naming where the rest is: the paths, a tool's last words go to
+-- :TtyOffer status. A build step's output (headless) is the lead and the
+-- rest, whole.
+local SAID = {
+  start = { "installing the host's Python packages …", 'installing ' },
+  installed = { 'installed (:TtyOffer status says where)', 'installed; ' },
+  without_leader = { 'installed, no leader (:TtyOffer status)', 'installed; ' },
+  failed = { 'install failed (:TtyOffer status says why)', '' },
+}
+
 --- Make (or update) the venv and install the host's requirements into it.
 --- @param opts {sync: boolean?, on_done: fun(ok: boolean, message: string)?}?
 function M.run(opts)
-  -- A build step's output is read whole; in the editor the install runs in
-  -- the background, and a message that raised a hit-enter prompt would
-  -- hold its own completion up (nothing else runs under that prompt).
-  local say = opts and opts.sync and notify.answer or notify.notice
   opts = opts or {}
+  --- In the editor the install runs in the background, and a message that
+  --- raised a hit-enter prompt would hold its own completion up (nothing
+  --- else runs under that prompt): the short line there, the whole kept.
+  --- @param what string a key of SAID
+  --- @param detail string the rest
+  local function say(what, detail, level)
+    local short, lead = unpack(SAID[what])
+    if opts.sync then
+      notify.answer(lead .. detail, level)
+    else
+      notify.notice(short, level, detail)
+    end
+  end
   M.running = true
-  local function done(ok, message)
+  local function done(ok, detail, what)
     M.running = false
-    say(message, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+    say(what or (ok and 'installed' or 'failed'), detail, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
     if opts.on_done then
-      opts.on_done(ok, message)
+      opts.on_done(ok, detail)
     end
   end
   local base = vim.fn.exepath('python3')
@@ -202,7 +223,7 @@ function M.run(opts)
     return done(false, 'no python3 found: install Python 3 (Debian: apt-get install python3 python3-venv)')
   end
   local venv, requirements = M.venv(), M.requirements()
-  say(string.format('installing %s into %s …', table.concat(requirements, ' '), venv), vim.log.levels.INFO)
+  say('start', string.format('%s into %s …', table.concat(requirements, ' '), venv), vim.log.levels.INFO)
   local python = venv .. '/bin/python'
   step({ base, '-I', '-m', 'venv', venv }, opts.sync, function(made)
     if made.code ~= 0 then
@@ -219,8 +240,8 @@ function M.run(opts)
         end
         -- :help ttyoffer, for plain packages too.
         pcall(vim.cmd.helptags, vim.fn.fnameescape(M.root .. '/doc'))
-        M.build_leader(opts.sync, function(built)
-          done(true, 'installed; the host uses ' .. python .. built)
+        M.build_leader(opts.sync, function(leader_message, built)
+          done(true, 'the host uses ' .. python .. leader_message, built and 'installed' or 'without_leader')
         end)
       end)
     end)

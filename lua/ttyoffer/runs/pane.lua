@@ -78,7 +78,19 @@ local function literal(text)
   return (text:gsub('%%', '%%%%'))
 end
 
---- The bar: `title` (already sanitized), the state, and Close.
+--- How the close key is reached from where the user is: while the program
+--- runs the pane is in Terminal mode, where the key goes to the program.
+--- @param running boolean
+--- @return string
+local function close_hint(running)
+  local key = config.current.keys.run_close
+  if not key then
+    return ''
+  end
+  return (running and '<C-\\><C-n> then ' or '') .. key .. ' closes '
+end
+
+--- The bar: `title` (already sanitized), the state, how to close, and Close.
 --- @param id integer
 --- @param title string
 --- @param state string
@@ -91,7 +103,9 @@ local function bar(id, title, state, state_group)
     state_group,
     '# ',
     literal(state),
-    ' %*%=%#TtyOfferRunClose#%',
+    ' %*%=',
+    literal(close_hint(state_group == 'TtyOfferRunRunning')),
+    '%#TtyOfferRunClose#%',
     tostring(id),
     '@',
     CLOSE_FUNCTION,
