@@ -154,6 +154,8 @@ def test_string_commands(ed: Editor, shell: str, script: str) -> None:
         ["sh", "-c", 'printf "%s|" "$0" "$@"', "zero", "a b", "", "$HOME", "'q'"],
         ["sh", "-c", "exit 7"],
         ["sh", "-c", "kill -KILL $$"],
+        ["sh", "-c", "kill -ABRT $$"],  # a core it would dump (the leader dumps none of its own)
+        ["sh", "-c", "kill -USR1 $$"],  # one the compiled leader passes on, had it been sent it
         ["printenv", "SHLVL", "OLDPWD", "_"],
         ["cat", "/proc/self/cmdline"],  # argv[0] as stock puts it: the full path
         ["sh", "-c", 'echo "$-"; echo "$_"'],
