@@ -30,14 +30,21 @@ def compiled_leader() -> str:
 @pytest.fixture(scope="session")
 def leader_builds(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     """The builds of the compiled leader, each made once a session, when
-    first asked for (harness.build_leader: skips where one cannot be made)."""
+    first asked for (harness.build_leader: skips where one cannot be made,
+    and every test of that build is skipped with the first one's reason)."""
     folder = tmp_path_factory.mktemp("leaders")
-    built: dict[str, Path] = {}
+    built: dict[str, Path | BaseException] = {}
 
     def build(name: str) -> Path:
         if name not in built:
-            built[name] = build_leader(name, folder)
-        return built[name]
+            try:
+                built[name] = build_leader(name, folder)
+            except BaseException as outcome:  # pytest's skip and fail too
+                built[name] = outcome
+        found = built[name]
+        if isinstance(found, BaseException):
+            raise found
+        return found
 
     return build
 
