@@ -13,7 +13,7 @@ import pynvim
 import pytest
 
 from fixtures import Keyring, make_keyring, make_signing_repo, make_ssh_key
-from harness import ROOT, Editor, Sandbox, editor, nvim_binary
+from harness import LEADERS, ROOT, Editor, Leader, Sandbox, build_leader, editor, nvim_binary
 from sshd import SshdOptions, SshPush, SshServer, make_ssh_push, sshd
 
 
@@ -28,6 +28,51 @@ def compiled_leader() -> str:
 
 
 @pytest.fixture(scope="session")
+def leader_builds(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """The builds of the compiled leader, each made once a session, when
+    first asked for (harness.build_leader: skips where one cannot be made,
+    and every test of that build is skipped with the first one's reason)."""
+    folder = tmp_path_factory.mktemp("leaders")
+    built: dict[str, Path | BaseException] = {}
+
+    def build(name: str) -> Path:
+        if name not in built:
+            try:
+                built[name] = build_leader(name, folder)
+            except BaseException as outcome:  # pytest's skip and fail too
+                built[name] = outcome
+        found = built[name]
+        if isinstance(found, BaseException):
+            raise found
+        return found
+
+    return build
+
+
+@pytest.fixture
+def leader(request: pytest.FixtureRequest, leader_builds: Callable[[str], Path]) -> Leader:
+    """The leader of the wrapped commands in the test's editors.
+
+    Unchosen it is "default": the editors find what scripts/build_leader
+    built, as they always did. A test or module chooses with
+    harness.on_leaders() (`@on_leaders()` for every leader of
+    harness.LEADERS, `@on_leaders("nolibc", "sh")` for some; or as
+    `pytestmark`), which parametrises this fixture indirectly: the test
+    runs once per leader, and the `sandbox` fixture (so `ed`, and an
+    `editor(sandbox)` of the test's own) is set up to lead with it; `ed`
+    checks the editor did. A Sandbox made otherwise takes it with
+    `leader.apply(sandbox)` before its editor starts, and `leader.check(ed)`
+    after. `leader.compiled` says whether a compiled leader leads (some
+    differences from stock are the /bin/sh prologue's, documented in
+    :help ttyoffer-contract); `leader.name` says which."""
+    name = getattr(request, "param", "default")
+    if name == "default":
+        return Leader(name)
+    assert name in LEADERS, name
+    return Leader(name, None if name == "sh" else leader_builds(name))
+
+
+@pytest.fixture(scope="session")
 def registered_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
     sandbox = Sandbox(tmp_path_factory.mktemp("nvim"))
     sandbox.register()
@@ -35,16 +80,19 @@ def registered_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
 
 
 @pytest.fixture
-def sandbox(registered_sandbox: Sandbox, tmp_path: Path) -> Sandbox:
-    """A fresh config per test, sharing the registered manifest."""
+def sandbox(registered_sandbox: Sandbox, tmp_path: Path, leader: Leader) -> Sandbox:
+    """A fresh config per test, sharing the registered manifest, leading
+    with the test's leader."""
     fresh = Sandbox(tmp_path / "nvim")
     fresh.manifest.write_text(registered_sandbox.manifest.read_text())
+    leader.apply(fresh)
     return fresh
 
 
 @pytest.fixture
-def ed(sandbox: Sandbox) -> Iterator[Editor]:
+def ed(sandbox: Sandbox, leader: Leader) -> Iterator[Editor]:
     with editor(sandbox) as e:
+        leader.check(e)
         yield e
 
 

@@ -3,7 +3,9 @@ the real remote-plugin host registered into a temporary manifest."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -11,9 +13,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pynvim
+
+if TYPE_CHECKING:  # pytest itself only where a test needs it: bench/run.py uses this file too
+    import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # util-linux's, by its path: a test may give the editor a PATH without it.
@@ -277,3 +282,140 @@ STRAY_PROMPT = (
     "os.write(fd, b'stray Passphrase: ')\n"
     "os.read(fd, 100)\n"
 )
+
+
+# -- the leaders ------------------------------------------------------------------
+
+# Every leader a user can have: the compiled one (libexec/ttyoffer-lead.c)
+# in each build of libexec/ttyoffer-lead.flags, and the /bin/sh prologue
+# that leads where none was built.
+LEADERS = ("nolibc", "libc-static", "libc-shared", "sh")
+# What scripts/build_leader and :TtyOffer install make here: the first build
+# that compiles, and the build without libc compiles on these alone.
+DEFAULT_LEADER = "nolibc" if platform.machine() in ("x86_64", "aarch64") else "libc-static"
+LEADER_SOURCE = ROOT / "libexec" / "ttyoffer-lead.c"
+LEADER_FLAGS = ROOT / "libexec" / "ttyoffer-lead.flags"
+
+
+def leader_build_flags(name: str) -> list[str]:
+    """The cc flags of the build `name` (one of LEADERS but "sh"), as
+    ttyoffer-lead.flags gives them."""
+    for line in LEADER_FLAGS.read_text().splitlines():
+        flags = line.split()
+        if not flags or flags[0].startswith("#"):
+            continue
+        freestanding, static = "-DLEAD_FREESTANDING" in flags, "-static" in flags
+        if name == ("nolibc" if freestanding else "libc-static" if static else "libc-shared"):
+            return flags
+    raise LookupError(f"ttyoffer-lead.flags has no build {name!r}")
+
+
+def leader_file_name() -> str:
+    """ttyoffer-lead-<hash>, the name the plugin looks for (as
+    lua/ttyoffer/host/install.lua and scripts/build_leader name it)."""
+    digest = hashlib.sha256(LEADER_SOURCE.read_bytes() + LEADER_FLAGS.read_bytes()).hexdigest()
+    return f"ttyoffer-lead-{digest[:16]}"
+
+
+def build_leader(name: str, folder: Path) -> Path:
+    """The build `name` of the compiled leader, made in `folder`, kept only
+    if it runs (as scripts/build_leader keeps one); pytest.skip with the
+    reason when it cannot be made here."""
+    import pytest
+
+    compiler = shutil.which("cc")
+    if compiler is None:
+        pytest.skip(f"the {name} leader: no C compiler here")
+    out = folder / name
+    built = subprocess.run(
+        [compiler, *leader_build_flags(name), "-o", str(out), str(LEADER_SOURCE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if built.returncode != 0:
+        if name == DEFAULT_LEADER:
+            pytest.fail(f"the {name} leader must build on {platform.machine()}: {built.stderr[-400:]}")
+        # The static one without a static libc (no libc.a), the one without
+        # libc on another architecture.
+        pytest.skip(f"the {name} leader does not build here: {built.stderr.strip()[-200:]}")
+    ran = subprocess.run(
+        [str(out), "/dev/null", "-", "/bin/sh", "-c", "exit 7"], capture_output=True, timeout=30
+    )
+    assert ran.returncode == 7, f"the {name} leader does not run: {ran.stderr!r}"
+    return out
+
+
+class Leader:
+    """The leader of the wrapped commands in a test's editors: `name` is one
+    of LEADERS, or "default" where the test does not choose (the editor
+    finds what scripts/build_leader built, as before). The conftest's
+    `leader` fixture makes it; see there for how a test chooses."""
+
+    def __init__(self, name: str, build: Path | None = None) -> None:
+        self.name = name
+        self.build = build
+        # Where the editor finds it, once put into a sandbox.
+        self.path: Path | None = None
+
+    @property
+    def compiled(self) -> bool:
+        """A compiled leader (else the /bin/sh prologue leads); unknown,
+        so True, for "default" (on this suite's machines one is built)."""
+        return self.name != "sh"
+
+    def apply(self, sandbox: Sandbox) -> None:
+        """Makes the editors of `sandbox` use this leader: the build copied
+        where :TtyOffer install puts the user's own (the data folder, which
+        the plugin looks in before the checkout's .cache/leader), or
+        $TTYOFFER_LEADER=sh for the prologue."""
+        if self.name == "sh":
+            sandbox.env["TTYOFFER_LEADER"] = "sh"
+        elif self.build is not None:
+            folder = Path(sandbox.env["XDG_DATA_HOME"]) / "nvim" / "ttyoffer" / "bin"
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.path = folder / leader_file_name()
+            shutil.copyfile(self.build, self.path)
+            self.path.chmod(0o700)
+
+    def check(self, ed: Editor) -> None:
+        """Asserts that `ed` leads its commands with this leader."""
+        found = ed.lua("return require('ttyoffer.host.install').leader()")
+        if self.name == "sh":
+            assert found is None, found
+        elif self.path is not None:
+            assert found == str(self.path), (self.name, found)
+
+
+def on_leaders(*names: str) -> pytest.MarkDecorator:
+    """Runs a test under each leader of `names` (all of LEADERS when none
+    is named): a decorator, or a module's `pytestmark`. Its editors (the
+    `sandbox` fixture's, so `ed` and `editor(sandbox)`) lead their wrapped
+    commands with it; the test's id names it (test_x[libc-static]). A
+    leader that cannot be built here is skipped, with the reason."""
+    import pytest
+
+    return pytest.mark.parametrize("leader", names or LEADERS, indirect=True)
+
+
+# The whole contract runs on these two; a core of it (signals, exits, fds,
+# environment, errors) on every leader (on_leaders()).
+MAIN_LEADERS = (DEFAULT_LEADER, "sh")
+
+
+def on_leaders_for(argnames: str, values: list[Any], core: Callable[[Any], bool]) -> pytest.MarkDecorator:
+    """pytest.mark.parametrize(argnames, values) with the leader besides:
+    every value under MAIN_LEADERS (the whole contract), and the values
+    `core` accepts under every other leader of LEADERS too. For a test whose
+    cases differ in what no leader build sees (the shell a string runs in),
+    so that the other builds run a core of it."""
+    import pytest
+
+    names = [name.strip() for name in argnames.split(",")]
+    cases = [
+        (name, *(value if len(names) > 1 else (value,)))
+        for name in LEADERS
+        for value in values
+        if name in MAIN_LEADERS or core(value)
+    ]
+    return pytest.mark.parametrize(["leader", *names], cases, indirect=["leader"])

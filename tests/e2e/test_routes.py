@@ -12,16 +12,11 @@ from pathlib import Path
 import pytest
 
 from fixtures import Keyring
-from harness import Editor, Sandbox, editor, wait_until
+from harness import MAIN_LEADERS, Editor, Sandbox, editor, on_leaders, wait_until
 
-
-@pytest.fixture(params=["leader", "sh"])
-def sandbox(sandbox: Sandbox, request: pytest.FixtureRequest) -> Sandbox:
-    """Each route with the compiled leader, and with the /bin/sh prologue
-    that leads where none was built."""
-    if request.param == "sh":
-        sandbox.env["TTYOFFER_LEADER"] = "sh"
-    return sandbox
+# Each route with the default compiled leader, and with the /bin/sh
+# prologue that leads where none was built.
+pytestmark = on_leaders(*MAIN_LEADERS)
 
 
 def verified(keyring: Keyring, repo: Path) -> str:

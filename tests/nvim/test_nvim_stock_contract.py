@@ -3,7 +3,10 @@ stock jobstart() and through the offer give the same argv, environment,
 directory, output, error output and exit status. The differences the offer
 makes on purpose ($GPG_TTY names the command's terminal; $TERM is supplied
 when the command would have none) are taken out of the comparison and
-nothing else."""
+nothing else. Under every leader a user can have (harness.LEADERS: the
+compiled one without libc, on a static libc, on the shared one, and the
+/bin/sh prologue), on the Neovim of the tier (0.12-dev, and 0.11.4 in
+scripts/test's second pass)."""
 
 from __future__ import annotations
 
@@ -13,25 +16,11 @@ from typing import Any
 
 import pytest
 
-from harness import Editor, Sandbox
+from harness import Editor, on_leaders, on_leaders_for
 
 pytestmark = pytest.mark.nvim
-
-
-@pytest.fixture(params=["leader", "sh"])
-def sandbox(sandbox: Sandbox, request: pytest.FixtureRequest) -> Sandbox:
-    """Each case with the compiled leader, and with the /bin/sh prologue that
-    leads where none was built."""
-    if request.param == "sh":
-        sandbox.env["TTYOFFER_LEADER"] = "sh"
-    return sandbox
-
-
-@pytest.fixture
-def ed(ed: Editor, request: pytest.FixtureRequest) -> Editor:
-    on_the_leader = ed.lua("return require('ttyoffer.host.install').leader() ~= nil")
-    assert on_the_leader == (request.node.callspec.params["sandbox"] == "leader")
-    return ed
+# Each case under every leader a user can have (harness.LEADERS).
+every_leader = on_leaders()
 
 
 # Runs `cmd` with `opts` through `spawner` and waits: {code, stdout, stderr,
@@ -94,6 +83,7 @@ def in_tmp(ed: Editor, tmp_path: Path) -> Path:
 ENV_NAMES = {"A-B": "1", "1X": "2", "a.b": "3", "ÄÖ": "4", "A B": "5", "PLAIN": "6"}
 
 
+@every_leader
 def test_environment_names_a_shell_cannot_hold(ed: Editor) -> None:
     # /bin/sh would drop them on the way; env(1) puts them back. Names the
     # caller gives, and names in the editor's own environment (Fedora's
@@ -111,17 +101,20 @@ def test_environment_names_a_shell_cannot_hold(ed: Editor) -> None:
         assert differential(ed, "env", {"env": ENV_NAMES})["offered"]
 
 
+@every_leader
 def test_clear_env_adds_nothing(ed: Editor) -> None:
     ours = differential(ed, ["env"], {"clear_env": True, "env": {"ONLY": "me"}})
     assert ours["offered"]
 
 
+@every_leader
 def test_pwd_is_what_stock_passes(ed: Editor, in_tmp: Path) -> None:
     assert differential(ed, ["env"], {"cwd": "/"})["offered"]
     assert differential(ed, ["env"], {"env": {"PWD": "/nowhere"}})["offered"]
     assert differential(ed, ["env"])["offered"]
 
 
+@every_leader
 def test_a_relative_program_is_found_from_the_editors_directory(ed: Editor, in_tmp: Path) -> None:
     ours = differential(ed, ["./rel", "x"], {"cwd": "/"})
     assert ours["offered"] and ours["code"] == 0 and ours["stdout"] == f"{in_tmp}/rel|/\n"
@@ -142,36 +135,60 @@ STRING_SCRIPTS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("shell", "script"),
+# Under every leader in /bin/sh; in bash too under the main ones (the
+# leader's part is the same in both).
+@on_leaders_for(
+    "shell, script",
     [(sh, s) for sh in ("/bin/sh", "bash") for s in STRING_SCRIPTS],
+    core=lambda case: case[0] == "/bin/sh",
 )
 def test_string_commands(ed: Editor, shell: str, script: str) -> None:
     ed.lua("vim.o.shell = ...", shell)
     assert differential(ed, script, {"stdin": "null"})["offered"]
 
 
+@every_leader
 @pytest.mark.parametrize(
     "argv",
     [
         ["sh", "-c", 'printf "%s|" "$0" "$@"', "zero", "a b", "", "$HOME", "'q'"],
         ["sh", "-c", "exit 7"],
         ["sh", "-c", "kill -KILL $$"],
+        ["sh", "-c", "kill -ABRT $$"],  # a core it would dump (the leader dumps none of its own)
+        ["sh", "-c", "kill -USR1 $$"],  # one the compiled leader passes on, had it been sent it
         ["printenv", "SHLVL", "OLDPWD", "_"],
         ["cat", "/proc/self/cmdline"],  # argv[0] as stock puts it: the full path
         ["sh", "-c", 'echo "$-"; echo "$_"'],
+        # What a program inherits besides: signals blocked and ignored, the
+        # umask, capabilities; the limits; the open descriptors (a pipe's
+        # inode, a directory's pid taken out).
+        [
+            "grep",
+            "-E",
+            "^(Umask|SigBlk|SigIgn|NoNewPrivs|Seccomp|Cap(Inh|Prm|Eff|Bnd|Amb)):",
+            "/proc/self/status",
+        ],
+        ["cat", "/proc/self/limits"],
+        [
+            "sh",
+            "-c",
+            "find /proc/self/fd -mindepth 1 -printf '%f %l\\n'"
+            " | sed 's/:\\[[0-9]*\\]//; s|/proc/[0-9]*/|/proc/PID/|'",
+        ],
     ],
 )
 def test_list_commands(ed: Editor, argv: list[str]) -> None:
     assert differential(ed, argv)["offered"]
 
 
+@every_leader
 def test_a_missing_program_and_bad_arguments(ed: Editor) -> None:
     differential(ed, ["/nonexistent/program"])
     differential(ed, [])
     differential(ed, "")
 
 
+@every_leader
 def test_the_editors_own_environment_as_it_is_now(ed: Editor) -> None:
     ed.lua("vim.env.TTYOFFER_SET_LATER = 'yes'; vim.env.HOME = '/somewhere/else'")
     ours = differential(ed, ["env"])

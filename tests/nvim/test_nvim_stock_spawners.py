@@ -1,9 +1,10 @@
 """The wrapped spawners against stock, in the same run, on 0.12-dev and
-0.11.4: called from a luv callback (a timer, another vim.system's on_exit,
-a uv.fs callback), leaving a process in the background, and given a program
-the kernel will not start. Real programs throughout: a `sh -c 'sleep 30 &'`
-whose sleep must outlive its command, git's credential-cache daemon, scripts
-whose #! interpreter is missing, an ELF binary whose loader is missing."""
+0.11.4, under the leaders a user can have (harness.LEADERS): called from a
+luv callback (a timer, another vim.system's on_exit, a uv.fs callback),
+leaving a process in the background, and given a program the kernel will
+not start. Real programs throughout: a `sh -c 'sleep 30 &'` whose sleep
+must outlive its command, git's credential-cache daemon, scripts whose #!
+interpreter is missing, an ELF binary whose loader is missing."""
 
 from __future__ import annotations
 
@@ -20,27 +21,41 @@ from typing import Any
 
 import pytest
 
-from harness import Editor, Sandbox, editor, nvim_011_binary, nvim_binary, wait_until
+from harness import (
+    MAIN_LEADERS,
+    Editor,
+    Leader,
+    Sandbox,
+    editor,
+    nvim_011_binary,
+    nvim_binary,
+    on_leaders,
+    on_leaders_for,
+    wait_until,
+)
 
 # It runs itself on 0.12-dev and 0.11.4: the suite's 0.11.4 pass leaves it out.
 pytestmark = [pytest.mark.nvim, pytest.mark.versions]
+# The whole of it under the default leader and the /bin/sh prologue; what
+# the leader's build could change (signals, exits, descriptors, errors)
+# under every leader a user can have (harness.LEADERS).
+main_leaders = on_leaders(*MAIN_LEADERS)
+every_leader = on_leaders()
 
 
-@pytest.fixture(params=["0.12", "0.11", "0.12, sh"])
-def ed(request: pytest.FixtureRequest, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
+@pytest.fixture(params=["0.12", "0.11"])
+def ed(
+    request: pytest.FixtureRequest, sandbox: Sandbox, leader: Leader, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Editor]:
     """The editor with the plugin and its host, on each supported Neovim,
-    with the compiled leader; and on 0.12 with the /bin/sh prologue that
-    leads where none was built (TTYOFFER_LEADER=sh)."""
+    with the test's leader."""
     binary = nvim_011_binary() if request.param == "0.11" else nvim_binary()
     monkeypatch.setenv("TTYOFFER_NVIM", binary)
     sandbox.env["TTYOFFER_NVIM"] = binary  # what the harness starts
-    if request.param.endswith("sh"):
-        sandbox.env["TTYOFFER_LEADER"] = "sh"
     with editor(sandbox) as e:
         version = e.lua("return vim.version().minor")
         assert version == (11 if request.param == "0.11" else 12)
-        leader = e.lua("return require('ttyoffer.host.install').leader()")
-        assert (leader is None) == request.param.endswith("sh"), leader
+        leader.check(e)
         yield e
 
 
@@ -103,6 +118,7 @@ end
 """
 
 
+@main_leaders
 @pytest.mark.parametrize("context", ["timer", "on_exit", "fs"])
 def test_spawners_in_a_fast_event_do_what_stock_does(ed: Editor, context: str) -> None:
     results = {}
@@ -125,6 +141,7 @@ def test_spawners_in_a_fast_event_do_what_stock_does(ed: Editor, context: str) -
     assert stock["code"] != 0
 
 
+@main_leaders
 def test_a_prompt_from_a_timer_callback_is_answered(ed: Editor) -> None:
     # A plugin's pattern: vim.system() from a luv timer, the result in
     # on_exit. The command asks on its terminal; the window opens, the user
@@ -206,7 +223,7 @@ def stays_alive(pid: int, seconds: float) -> bool:
     return True
 
 
-@pytest.mark.parametrize(
+@on_leaders_for(
     "how",
     [
         "jobstart",
@@ -216,6 +233,7 @@ def stays_alive(pid: int, seconds: float) -> bool:
         "system(), string",
         "system(), list",
     ],
+    core=lambda how: how in ("jobstart", "vim.system"),  # a group signalled, and a pid
 )
 def test_a_background_process_outlives_its_command_as_in_stock(ed: Editor, tmp_path: Path, how: str) -> None:
     pids = []
@@ -245,6 +263,7 @@ def late_line(path: Path) -> str:
     return wait_until(text, timeout=15, what=f"a line in {path.name}")
 
 
+@every_leader
 def test_a_background_process_has_no_terminal_once_its_command_ended(ed: Editor, tmp_path: Path) -> None:
     # After its command, a background process opens /dev/tty as it would in
     # stock: there is none (the leader's exit took the session's terminal).
@@ -262,6 +281,7 @@ def test_a_background_process_has_no_terminal_once_its_command_ended(ed: Editor,
         assert late_line(out) == "none\n", which
 
 
+@every_leader
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_git_credential_cache_daemon_outlives_git(ed: Editor, tmp_path: Path) -> None:
     # A daemon a real program starts without a session of its own: git's
@@ -388,7 +408,11 @@ return { ok, result }
 """
 
 
-@pytest.mark.parametrize("call", ["vim.system", "jobstart", "fn_system", "systemlist"])
+@on_leaders_for(
+    "call",
+    ["vim.system", "jobstart", "fn_system", "systemlist"],
+    core=lambda call: call in ("vim.system", "jobstart"),  # system() leads as jobstart() does
+)
 def test_a_program_that_cannot_start_fails_as_in_stock(ed: Editor, programs: Path, call: str) -> None:
     for name in CANNOT_START:
         forms: list[Any] = [[str(programs / name), "arg"]]
@@ -411,6 +435,7 @@ def test_a_program_that_cannot_start_fails_as_in_stock(ed: Editor, programs: Pat
         assert ed.lua(CALL, "ours", "fn_system", missing)[1] == ["", -1]
 
 
+@main_leaders
 @pytest.mark.parametrize("call", ["vim.system", "jobstart"])
 def test_a_program_changed_between_spawns_is_judged_as_it_now_is(
     ed: Editor, tmp_path: Path, call: str
@@ -444,6 +469,7 @@ def test_a_program_changed_between_spawns_is_judged_as_it_now_is(
 # -- what is left, as :help ttyoffer-contract says ---------------------------------
 
 
+@every_leader
 def test_the_pid_is_the_leaders_and_signals_end_the_command_as_in_stock(ed: Editor) -> None:
     # The pid a spawner returns is the shell that leads the command's
     # session; the command is its child. Stopping either way ends the
@@ -457,8 +483,10 @@ def test_the_pid_is_the_leaders_and_signals_end_the_command_as_in_stock(ed: Edit
     local obj = system({ 'sleep', '30' })
     local job = jobstart({ 'sleep', '30' }, { on_exit = function(_, c) code = c end })
     local pids = { obj.pid, vim.fn.jobpid(job) }
+    -- Wrapped, the sleeps are the leaders' children (stock's have none).
     vim.wait(5000, function()
-      return #vim.api.nvim_get_proc_children(pids[1]) > 0 and #vim.api.nvim_get_proc_children(pids[2]) > 0
+      return which == 'stock'
+        or #vim.api.nvim_get_proc_children(pids[1]) > 0 and #vim.api.nvim_get_proc_children(pids[2]) > 0
     end)
     local names = {}
     for _, pid in ipairs(pids) do
@@ -514,6 +542,7 @@ return { result.stdout, result.code, result.signal }
 """
 
 
+@every_leader
 @pytest.mark.parametrize("how", ["jobstop", "vim.system kill"])
 def test_a_signal_for_the_job_reaches_the_command_as_in_stock(ed: Editor, tmp_path: Path, how: str) -> None:
     # jobstop() signals the job's process group, vim.system()'s kill() its
@@ -539,6 +568,7 @@ def test_a_signal_for_the_job_reaches_the_command_as_in_stock(ed: Editor, tmp_pa
     assert results["stock"][:2] == ["TERM\n", 3]
 
 
+@every_leader
 def test_a_timed_out_wait_kills_a_command_that_ignores_sighup(ed: Editor, tmp_path: Path) -> None:
     # :wait(ms) that times out sends SIGKILL to the pid: the leader dies of
     # it, and the kernel kills the program with it (the leader asked for
@@ -565,6 +595,7 @@ def test_a_timed_out_wait_kills_a_command_that_ignores_sighup(ed: Editor, tmp_pa
                 os.kill(program, signal.SIGKILL)
 
 
+@every_leader
 def test_ctrl_z_in_a_prompt_window_stops_nothing(ed: Editor) -> None:
     # Job control would deliver the SIGTSTP of a typed CTRL-Z to the command
     # (its group is the terminal's foreground one); the leader lets it go
