@@ -13,8 +13,12 @@ import pynvim
 import pytest
 
 from fixtures import Keyring, make_keyring, make_signing_repo, make_ssh_key
-from harness import ROOT, Editor, Sandbox, editor, nvim_binary
+from harness import ROOT, Editor, Sandbox, editor, fix_environment, nvim_binary
 from sshd import SshdOptions, SshPush, SshServer, make_ssh_push, sshd
+
+# Before any test module is collected: no test takes its terminal's size,
+# type or locale from the terminal the suite was started in.
+fix_environment()
 
 
 @pytest.fixture(scope="session", autouse=True)

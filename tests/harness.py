@@ -21,6 +21,52 @@ SETSID = shutil.which("setsid") or "/usr/bin/setsid"
 T = TypeVar("T")
 
 
+# What the terminal the suite is started from, and the session around it,
+# put in the environment: its size (readline, which pytest imports at its
+# start, exports COLUMNS and LINES from the terminal's), its type and
+# program, a multiplexer's, a GPG_TTY that names it, the editor it may run
+# in, the user's locale. pinentry-curses drew for 160 columns from them
+# while the host's screen model had 80. The tests take none of it: they run
+# alike from any terminal and from none.
+FROM_THE_TERMINAL = (
+    "COLUMNS",
+    "LINES",
+    "TERM",
+    "COLORTERM",
+    "TERMINFO",
+    "TERMINFO_DIRS",
+    "TERMCAP",
+    "TERM_PROGRAM",
+    "TERM_PROGRAM_VERSION",
+    "VTE_VERSION",
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "WINDOW",
+    "GPG_TTY",
+    "SSH_TTY",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "VIM",
+    "VIMRUNTIME",
+    "MYVIMRC",
+    "VIMINIT",
+    "LANGUAGE",
+)
+FIXED_ENVIRONMENT = {"LANG": "C.UTF-8"}
+
+
+def fix_environment() -> None:
+    """The test process's environment without what the terminal it was
+    started from gave it (FROM_THE_TERMINAL, every LC_*), in one locale.
+    Unset in the C library's environment too: readline exported COLUMNS and
+    LINES there, unseen by os.environ, and every child took them."""
+    for name in [*FROM_THE_TERMINAL, *(name for name in os.environ if name.startswith("LC_"))]:
+        os.environ.pop(name, None)
+        os.unsetenv(name)
+    os.environ.update(FIXED_ENVIRONMENT)
+
+
 def nvim_binary() -> str:
     override = os.environ.get("TTYOFFER_NVIM")
     if override:
