@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pynvim
+
+import processes
 
 ROOT = Path(__file__).resolve().parent.parent
 # util-linux's, by its path: a test may give the editor a PATH without it.
@@ -65,6 +68,46 @@ def fix_environment() -> None:
         os.environ.pop(name, None)
         os.unsetenv(name)
     os.environ.update(FIXED_ENVIRONMENT)
+
+
+def fix_signals() -> None:
+    """No signal blocked in the test process and none ignored but the two
+    Python ignores itself (and subprocess gives back to a child): what the
+    tests start, their own tmux servers too, begins as from a fresh shell,
+    however the suite was started. A runner with SIGTERM blocked made every
+    tmux server of the tests deaf to kill-server."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    for signum in range(1, 32):
+        if signum in (signal.SIGKILL, signal.SIGSTOP, signal.SIGPIPE, signal.SIGXFSZ):
+            continue
+        if signal.getsignal(signum) == signal.SIG_IGN:
+            signal.signal(signum, signal.SIG_DFL)
+
+
+def end_tmux_servers(folder: Path) -> None:
+    """Every tmux server with its socket under `folder` (a TMUX_TMPDIR),
+    and the programs in its panes: told to go (kill-server), then ended by
+    pid if they have not."""
+    env = {**os.environ, "TMUX_TMPDIR": str(folder)}
+    env.pop("TMUX", None)
+    started: list[processes.Process] = []
+    for sock in folder.rglob("*"):
+        if not sock.is_socket():
+            continue
+        tmux = ["tmux", "-S", str(sock)]
+        with suppress(subprocess.TimeoutExpired):
+            listed = subprocess.run(
+                [*tmux, "list-panes", "-a", "-F", "#{pid} #{pane_pid}"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+            pids = {int(word) for word in listed.stdout.split() if word.isdigit()}
+            started += [p for p in map(processes.read, sorted(pids)) if p is not None]
+        with suppress(subprocess.TimeoutExpired):
+            subprocess.run([*tmux, "kill-server"], env=env, capture_output=True, timeout=10)
+    processes.end(started, grace=5.0)
 
 
 def nvim_binary() -> str:
