@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -40,6 +41,18 @@ def nothing_left_running() -> Iterator[None]:
         pytest.fail(
             f"the tests left {len(left)} processes running (now killed):\n" + "\n".join(lines), pytrace=False
         )
+
+
+@pytest.fixture(autouse=True)
+def signals_as_they_were() -> Iterator[None]:
+    """A test that runs the host's code in the test process (RunTable, in
+    the runs' unit tests and the persistent runs' ones) blocks SIGTERM in
+    the runner's main thread (runs.hold_off_sigterm): put back after each
+    test. Left blocked, every later test's tmux server and shell inherited
+    it, and kill-server could not end them."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    yield
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 @pytest.fixture(autouse=True)
