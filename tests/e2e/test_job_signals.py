@@ -150,17 +150,28 @@ def careless_editor(sandbox: Sandbox, record: list[processes.Process]) -> Iterat
             assert "SIGUSR2" in names(signals_of(pid)[1])
             yield ed
     finally:
+        # What those started meanwhile, too (a session's program).
+        below = with_descendants(*(p.pid for p in record if processes.still_there(p)))
+        record += [p for p in map(processes.read, below) if p is not None]
         processes.end(record, grace=5.0)
 
 
-def stock_job(ed: Editor, argv: list[str], pty: bool = False) -> int:
-    start = "local job = vim.fn.jobstart(..., {pty = select(2, ...)}) return job > 0 and vim.fn.jobpid(job)"
+def stock_job(ed: Editor, record: list[processes.Process], argv: list[str], pty: bool = False) -> int:
+    """Started by Neovim's own jobstart() (the plugin wraps vim.fn.jobstart:
+    the function it wrapped)."""
+    start = (
+        "local job = require('ttyoffer.shared.originals').jobstart(..., {pty = select(2, ...)}) "
+        "return job > 0 and vim.fn.jobpid(job)"
+    )
     pid: int = ed.lua(start, argv, pty)
     assert pid, argv
+    started = processes.read(pid)
+    if started is not None:
+        record.append(started)
     return pid
 
 
-def run_pid(ed: Editor, opts: dict[str, Any]) -> int:
+def run_pid(ed: Editor, record: list[processes.Process], opts: dict[str, Any]) -> int:
     """The pid the host started for a run of the plugin's."""
     run_id = ed.lua("return require('ttyoffer').run(...).id", opts)
     pid: int = wait_until(
@@ -168,6 +179,9 @@ def run_pid(ed: Editor, opts: dict[str, Any]) -> int:
         20,
         f"the run {opts}",
     )
+    started = processes.read(pid)
+    if started is not None:
+        record.append(started)
     return pid
 
 
@@ -178,21 +192,25 @@ def host_holds_sigterm(ed: Editor) -> None:
     assert "SIGTERM" in names(signals_of(host)[0])
 
 
-def program_started(pids: list[int], program: str) -> bool:
-    return any(program_of(pid) == program for pid in with_descendants(*pids))
+def program_started(pids: list[int] | tuple[int, ...], program: str = "sleep") -> bool:
+    """Whether `program` runs in or below `pids` (it has been exec'd)."""
+    with suppress(OSError):
+        return any(program_of(pid) == program for pid in with_descendants(*pids))
+    return False
 
 
 @pytest.fixture
 def runtime_dir() -> Iterator[Path]:
     """A short $XDG_RUNTIME_DIR (a socket's path must fit 108 bytes); every
-    persistent session in it is killed afterwards."""
+    dtach session in it (the plugin's, and stock's beside them) is killed
+    afterwards."""
     folder = Path(tempfile.mkdtemp(prefix="tts-"))
     try:
         yield folder
     finally:
-        found = folder / "ttyoffer-sessions"
-        for sock in found.glob("*.sock"):
-            sessions.kill_session(found, sock.name[: -len(".sock")])
+        for found in (folder / "ttyoffer-sessions", folder):
+            for sock in found.glob("*.sock"):
+                sessions.kill_session(found, sock.name[: -len(".sock")])
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -208,9 +226,11 @@ def tmux_processes(env: dict[str, str], *server: str) -> list[int]:
     return sorted({int(word) for word in listed.split()})
 
 
-def dtach_masters(socket: Path) -> list[int]:
-    table = sessions.ProcessTable()
-    return table.masters(socket)
+def dtach_session(socket: Path) -> list[int]:
+    """The dtach master serving `socket`, once its program runs (`dtach -n`
+    forks it and is gone)."""
+    masters = sessions.ProcessTable().masters(socket)
+    return masters if program_started(masters) else []
 
 
 def test_runs_tmux_and_dtach_start_with_a_jobs_signals(
@@ -222,28 +242,33 @@ def test_runs_tmux_and_dtach_start_with_a_jobs_signals(
     stock, ours = Started(record), Started(record)
     with careless_editor(sandbox, record) as ed:
         # A program, as a job and as a run.
-        stock.add("program", stock_job(ed, ["sleep", "301"]))
-        ours.add("program", run_pid(ed, {"argv": ["sleep", "311"]}))
+        job = stock_job(ed, record, ["sleep", "301"])
+        wait_until(lambda: program_started([job]), what="stock's program")
+        stock.add("program", job)
+        ours.add("program", run_pid(ed, record, {"argv": ["sleep", "311"]}))
         host_holds_sigterm(ed)
         # tmux: a server with a program in its pane, and a client attached.
-        stock_job(ed, ["tmux", "-L", "stock", "new-session", "-d", "-s", "stock", "sleep", "302"])
+        stock_job(ed, record, ["tmux", "-L", "stock", "new-session", "-d", "-s", "stock", "sleep", "302"])
         server = wait_until(lambda: tmux_processes(sandbox.env, "-L", "stock"), what="stock's tmux server")
-        client = stock_job(ed, ["tmux", "-L", "stock", "attach-session", "-t", "=stock"], pty=True)
-        wait_until(lambda: program_of(client) == "tmux: client", what="stock's tmux client")
+        wait_until(lambda: program_started(server), what="the program in stock's tmux pane")
+        client = stock_job(ed, record, ["tmux", "-L", "stock", "attach-session", "-t", "=stock"], pty=True)
+        wait_until(lambda: program_started([client], "tmux: client"), what="stock's tmux client")
         stock.add("tmux", *server, client)
-        client = run_pid(ed, {"tmux": "sig", "argv": ["sleep", "312"]})
+        client = run_pid(ed, record, {"tmux": "sig", "argv": ["sleep", "312"]})
         server = wait_until(lambda: tmux_processes(sandbox.env), what="the run's tmux server")
+        wait_until(lambda: program_started(server), what="the program in the run's tmux pane")
+        wait_until(lambda: program_started([client], "tmux: client"), what="the run's tmux client")
         ours.add("tmux", *server, client)
         # dtach: a session's master with its program, and a client attached.
         socket = runtime_dir / "stock.sock"
-        stock_job(ed, ["dtach", "-n", str(socket), "-E", "-z", "sleep", "303"])
-        masters = wait_until(lambda: dtach_masters(socket), what="stock's dtach session")
-        client = stock_job(ed, ["dtach", "-a", str(socket), "-E", "-z", "-r", "winch"], pty=True)
+        stock_job(ed, record, ["dtach", "-n", str(socket), "-E", "-z", "sleep", "303"])
+        masters = wait_until(lambda: dtach_session(socket), what="stock's session and program")
+        client = stock_job(ed, record, ["dtach", "-a", str(socket), "-E", "-z", "-r", "winch"], pty=True)
+        wait_until(lambda: program_started([client], "dtach"), what="stock's dtach client")
         stock.add("dtach", *masters, client)
-        client = run_pid(ed, {"persist": "sig", "argv": ["sleep", "313"]})
+        client = run_pid(ed, record, {"persist": "sig", "argv": ["sleep", "313"]})
         ours_socket = runtime_dir / "ttyoffer-sessions" / "sig.sock"
-        masters = wait_until(lambda: dtach_masters(ours_socket), what="the run's dtach session")
-        wait_until(lambda: program_started(masters, "sleep"), what="the program in the session")
+        masters = wait_until(lambda: dtach_session(ours_socket), what="the run's session and program")
         ours.add("dtach", *masters, client)
         assert more_than_stock(ours, stock) == {}
 
@@ -260,10 +285,10 @@ def test_a_remote_runs_ssh_starts_with_a_jobs_signals(
     try:
         with careless_editor(remote_sandbox, record) as ed:
             ssh = [*remote_host.ssh(), *shared, "-tt", KEYED]
-            client = stock_job(ed, [*ssh, "sleep", "304"], pty=True)
+            client = stock_job(ed, record, [*ssh, "sleep", "304"], pty=True)
             masters = wait_until(lambda: ssh_processes(str(control), client), 30, "stock's ssh master")
             stock.add("ssh", client, *masters)
-            client = run_pid(ed, {"persist": "rsig", "host": KEYED, "argv": ["sleep", "314"]})
+            client = run_pid(ed, record, {"persist": "rsig", "host": KEYED, "argv": ["sleep", "314"]})
             host_holds_sigterm(ed)
             runtime = str(remote_host.runtime / "ttyoffer-ssh")
             masters = wait_until(lambda: ssh_processes(runtime, client), 30, "the run's ssh master")
