@@ -9,10 +9,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import processes
 import pynvim
 import pytest
 
-import processes
 from fixtures import Keyring, make_keyring, make_signing_repo, make_ssh_key
 from harness import ROOT, Editor, Sandbox, editor, end_tmux_servers, fix_environment, fix_signals, nvim_binary
 from sshd import SshdOptions, SshPush, SshServer, make_ssh_push, sshd

@@ -14,9 +14,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pynvim
-
 import processes
+import pynvim
 
 ROOT = Path(__file__).resolve().parent.parent
 # util-linux's, by its path: a test may give the editor a PATH without it.

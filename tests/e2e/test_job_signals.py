@@ -23,12 +23,12 @@ from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import processes
+import pytest
 import test_remote_runs
-from harness import Editor, Sandbox, editor, wait_until
 from test_remote_runs import KEYED, Remote
+
+from harness import Editor, Sandbox, editor, wait_until
 from ttyoffer_nvim.runs import sessions
 
 pytestmark = pytest.mark.e2e
