@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -9,12 +9,70 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import processes
 import pynvim
 import pytest
 
 from fixtures import Keyring, make_keyring, make_signing_repo, make_ssh_key
-from harness import LEADERS, ROOT, Editor, Leader, Sandbox, build_leader, editor, nvim_binary
+from harness import (
+    LEADERS,
+    ROOT,
+    Editor,
+    Leader,
+    Sandbox,
+    build_leader,
+    editor,
+    end_tmux_servers,
+    fix_environment,
+    fix_signals,
+    nvim_binary,
+)
 from sshd import SshdOptions, SshPush, SshServer, make_ssh_push, sshd
+
+# Before any test module is collected: no test takes its terminal's size,
+# type, locale or signals from how the suite was started, and everything
+# the tests start is known as theirs.
+fix_environment()
+fix_signals()
+THIS_RUN = processes.Census(processes.mark_this_run())
+# (pid, start) -> the test after which the process was first seen running.
+FIRST_SEEN: dict[tuple[int, int], str] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def nothing_left_running() -> Iterator[None]:
+    """The suite fails when something it started still runs at its end
+    (each test ends what it starts, by pid, whatever the outcome); those
+    are listed with the test after which each was first seen, and killed.
+    The first fixture: torn down after every other."""
+    yield
+    left = processes.end(THIS_RUN.count())
+    if left:
+        since = {p.pid: FIRST_SEEN.get((p.pid, p.started), "the end of the session") for p in left}
+        lines = [f"  {p.describe()}\n    (first seen after {since[p.pid]})" for p in left]
+        pytest.fail(
+            f"the tests left {len(left)} processes running (now killed):\n" + "\n".join(lines), pytrace=False
+        )
+
+
+@pytest.fixture(autouse=True)
+def signals_as_they_were() -> Iterator[None]:
+    """A test that runs the host's code in the test process (RunTable, in
+    the runs' unit tests and the persistent runs' ones) blocks SIGTERM in
+    the runner's main thread (runs.hold_off_sigterm): put back after each
+    test. Left blocked, every later test's tmux server and shell inherited
+    it, and kill-server could not end them."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    yield
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+@pytest.fixture(autouse=True)
+def processes_after_each_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Notes which test each process of the run was first seen after."""
+    yield
+    for process in THIS_RUN.count():
+        FIRST_SEEN.setdefault((process.pid, process.started), request.node.nodeid)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -146,15 +204,12 @@ def ssh_push(sshd_factory: Callable[..., SshServer], tmp_path: Path) -> SshPush:
 
 @pytest.fixture
 def tmux_dir() -> Iterator[Path]:
-    """A private TMUX_TMPDIR: the tmux servers a test starts there are
-    killed, and the folder removed, at its end."""
+    """A private TMUX_TMPDIR: the tmux servers a test starts there, and the
+    programs in their panes, are ended by pid, and the folder removed, at
+    its end."""
     folder = Path(tempfile.mkdtemp(prefix="ttm-"))
     try:
         yield folder
     finally:
-        env = {**os.environ, "TMUX_TMPDIR": str(folder)}
-        env.pop("TMUX", None)
-        for sock in folder.rglob("*"):
-            if sock.is_socket():
-                subprocess.run(["tmux", "-S", str(sock), "kill-server"], env=env, capture_output=True)
+        end_tmux_servers(folder)
         shutil.rmtree(folder, ignore_errors=True)

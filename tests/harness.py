@@ -7,6 +7,7 @@ import hashlib
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import processes
 import pynvim
 
 if TYPE_CHECKING:  # pytest itself only where a test needs it: bench/run.py uses this file too
@@ -24,6 +26,92 @@ ROOT = Path(__file__).resolve().parent.parent
 # util-linux's, by its path: a test may give the editor a PATH without it.
 SETSID = shutil.which("setsid") or "/usr/bin/setsid"
 T = TypeVar("T")
+
+
+# What the terminal the suite is started from, and the session around it,
+# put in the environment: its size (readline, which pytest imports at its
+# start, exports COLUMNS and LINES from the terminal's), its type and
+# program, a multiplexer's, a GPG_TTY that names it, the editor it may run
+# in, the user's locale. pinentry-curses drew for 160 columns from them
+# while the host's screen model had 80. The tests take none of it: they run
+# alike from any terminal and from none.
+FROM_THE_TERMINAL = (
+    "COLUMNS",
+    "LINES",
+    "TERM",
+    "COLORTERM",
+    "TERMINFO",
+    "TERMINFO_DIRS",
+    "TERMCAP",
+    "TERM_PROGRAM",
+    "TERM_PROGRAM_VERSION",
+    "VTE_VERSION",
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "WINDOW",
+    "GPG_TTY",
+    "SSH_TTY",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "VIM",
+    "VIMRUNTIME",
+    "MYVIMRC",
+    "VIMINIT",
+    "LANGUAGE",
+)
+FIXED_ENVIRONMENT = {"LANG": "C.UTF-8"}
+
+
+def fix_environment() -> None:
+    """The test process's environment without what the terminal it was
+    started from gave it (FROM_THE_TERMINAL, every LC_*), in one locale.
+    Unset in the C library's environment too: readline exported COLUMNS and
+    LINES there, unseen by os.environ, and every child took them."""
+    for name in [*FROM_THE_TERMINAL, *(name for name in os.environ if name.startswith("LC_"))]:
+        os.environ.pop(name, None)
+        os.unsetenv(name)
+    os.environ.update(FIXED_ENVIRONMENT)
+
+
+def fix_signals() -> None:
+    """No signal blocked in the test process and none ignored but the two
+    Python ignores itself (and subprocess gives back to a child): what the
+    tests start, their own tmux servers too, begins as from a fresh shell,
+    however the suite was started. A runner with SIGTERM blocked made every
+    tmux server of the tests deaf to kill-server."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    for signum in range(1, 32):
+        if signum in (signal.SIGKILL, signal.SIGSTOP, signal.SIGPIPE, signal.SIGXFSZ):
+            continue
+        if signal.getsignal(signum) == signal.SIG_IGN:
+            signal.signal(signum, signal.SIG_DFL)
+
+
+def end_tmux_servers(folder: Path) -> None:
+    """Every tmux server with its socket under `folder` (a TMUX_TMPDIR),
+    and the programs in its panes: told to go (kill-server), then ended by
+    pid if they have not."""
+    env = {**os.environ, "TMUX_TMPDIR": str(folder)}
+    env.pop("TMUX", None)
+    started: list[processes.Process] = []
+    for sock in folder.rglob("*"):
+        if not sock.is_socket():
+            continue
+        tmux = ["tmux", "-S", str(sock)]
+        with suppress(subprocess.TimeoutExpired):
+            listed = subprocess.run(
+                [*tmux, "list-panes", "-a", "-F", "#{pid} #{pane_pid}"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+            pids = {int(word) for word in listed.stdout.split() if word.isdigit()}
+            started += [p for p in map(processes.read, sorted(pids)) if p is not None]
+        with suppress(subprocess.TimeoutExpired):
+            subprocess.run([*tmux, "kill-server"], env=env, capture_output=True, timeout=10)
+    processes.end(started, grace=5.0)
 
 
 def nvim_binary() -> str:

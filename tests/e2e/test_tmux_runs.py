@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import Editor, Sandbox, editor, wait_until
+from harness import Editor, Sandbox, editor, end_tmux_servers, wait_until
 from ttyoffer_nvim.runs import tmux
 from ttyoffer_nvim.runs.sessions import sanitize_name
 from ttyoffer_nvim.runs.tmux import PREFIX, Tmux
@@ -211,4 +211,4 @@ def test_an_argument_starting_with_a_dash_reaches_the_program_as_given(body: str
         try:
             asyncio.run(check())
         finally:
-            subprocess.run(["tmux", "kill-server"], env=env, capture_output=True)
+            end_tmux_servers(Path(folder))

@@ -20,10 +20,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 CACHE = ROOT / ".cache" / "plugins"
 ARCHIVES_VARIABLE = "TTYOFFER_TEST_PLUGINS"
+# Why GitHub could not give a plugin, once it could not: the tests after
+# the first that failed so are skipped at once, not failed each with
+# git's traceback (offline, 24 of them).
+_unreachable: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,9 @@ def manifest() -> dict[str, Pin]:
 
 def plugin(repo: str) -> Path:
     """The folder holding `repo` (OWNER/NAME) at its pinned commit, as a git
-    checkout of one commit. Raises KeyError for a plugin not pinned."""
+    checkout of one commit. Raises KeyError for a plugin not pinned. When
+    GitHub cannot be reached, the test fails saying where the archives can
+    come from instead, and the tests after it that need a plugin skip."""
     pin = manifest()[repo]
     target = CACHE / pin.key
     stamp = target / ".git" / "ttyoffer-pin"
@@ -70,7 +78,7 @@ def plugin(repo: str) -> Path:
             if archives:
                 _unpack(pin, Path(archives), staging)
             else:
-                _clone(pin, staging)
+                _from_github(pin, staging)
             (staging / ".git" / "ttyoffer-pin").write_text(pin.commit + "\n")
             if target.exists():
                 shutil.rmtree(target)
@@ -79,6 +87,26 @@ def plugin(repo: str) -> Path:
             if staging.exists():
                 shutil.rmtree(staging)
     return target
+
+
+def _from_github(pin: Pin, into: Path) -> None:
+    """The plugin cloned at its pin; once GitHub could not be reached, the
+    test fails with one line that says how to do without it, and every
+    later one skips at once."""
+    if _unreachable:
+        pytest.skip(f"no pinned plugin from GitHub: {_unreachable[0]} (said in full where it first failed)")
+    try:
+        _clone(pin, into)
+        return
+    except subprocess.CalledProcessError as err:
+        said = (err.stderr or b"").decode(errors="replace").strip().splitlines()
+        _unreachable.append(said[-1] if said else f"git exited {err.returncode}")
+    pytest.fail(
+        f"{pin.repo} could not be fetched from GitHub ({_unreachable[0]}). Offline, set "
+        f"{ARCHIVES_VARIABLE} to a folder of the pinned plugins' archives, OWNER+NAME.tgz, each a "
+        "git archive of the commit tests/third_party/plugins.txt names: see README.md, Development.",
+        pytrace=False,
+    )
 
 
 def _git(*args: str, cwd: Path) -> None:

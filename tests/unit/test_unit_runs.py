@@ -7,7 +7,6 @@ import asyncio
 import os
 import signal
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +35,6 @@ class FakePresenter:
         assert run.id not in self.ended, "told twice"
         self.ended[run.id] = run
         self.exit_event.set()
-
-
-@pytest.fixture(autouse=True)
-def sigterm_as_it_was() -> Iterator[None]:
-    """A run blocks SIGTERM in the host's main thread (runs.hold_off_sigterm),
-    here the test runner's: put back after, or every later test's children
-    inherit it blocked."""
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, set())
-    yield
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def spec(*argv: str, cwd: str = "", env: dict[str, str] | None = None) -> RunSpec:

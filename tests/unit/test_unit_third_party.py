@@ -26,6 +26,10 @@ def entry(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.T
     member = tarfile.TarInfo(name)
     member.type = kind
     member.linkname = link
+    # As git archive makes them: a folder searchable (TarInfo's default
+    # 0644 on a folder is one only root can enter).
+    if kind == tarfile.DIRTYPE:
+        member.mode = 0o755
     return member
 
 

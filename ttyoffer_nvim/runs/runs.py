@@ -36,6 +36,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..term import jobsignals
 from ..term.hangup import hang_up_holders, holders, slave_held_elsewhere
 from ..term.ptys import Pty, open_pty, set_winsize
 from ..term.relay import Relay
@@ -170,18 +171,6 @@ def resolve(program: str, path: str, cwd: str) -> tuple[str | None, str, str]:
     return found, "", ""
 
 
-# Dispositions a program must not inherit from the host: Python ignores
-# SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across exec.
-_DEFAULT_SIGNALS = (
-    signal.SIGPIPE,
-    signal.SIGXFSZ,
-    signal.SIGHUP,
-    signal.SIGINT,
-    signal.SIGQUIT,
-    signal.SIGTERM,
-)
-
-
 def spawn_on_terminal(
     executable: str, argv: list[str], env: dict[str, str], cwd: str, slave_path: str
 ) -> int:
@@ -207,8 +196,9 @@ def spawn_on_terminal(
                 (os.POSIX_SPAWN_DUP2, 0, 2),
             ],
             setsid=True,
+            # The signals a job starts with (jobsignals), not the host's.
             setsigmask=(),
-            setsigdef=_DEFAULT_SIGNALS,
+            setsigdef=jobsignals.RESET,
         )
     finally:
         os.fchdir(back)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from ..term.jobsignals import as_for_a_job
 
 # Seconds a login shell may take to say its PATH (a slow ~/.profile, a
 # network mount) before the editor's own PATH is used.
@@ -54,10 +55,6 @@ def parse(output: bytes) -> str | None:
     return None
 
 
-def _unblock_sigterm() -> None:
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-
-
 def login_shell(env: dict[str, str]) -> str:
     shell = env.get("SHELL", "")
     if shell.startswith("/") and os.access(shell, os.X_OK):
@@ -84,7 +81,7 @@ async def ask(env: dict[str, str]) -> LoginPath:
             start_new_session=True,
             # The host may hold SIGTERM off (runs.hold_off_sigterm); the
             # shell and what it starts must not inherit that.
-            preexec_fn=_unblock_sigterm,
+            preexec_fn=as_for_a_job,
         )
     except OSError as err:
         return LoginPath(fallback, f"the editor's (cannot start {shell}: {err.strerror or err})")

@@ -42,6 +42,7 @@ import signal
 import tempfile
 from dataclasses import dataclass
 
+from ..term.jobsignals import as_for_a_job
 from ..term.text import sanitize
 from .sessions import sanitize_name
 
@@ -363,6 +364,11 @@ async def call(
                 env=env,
                 cwd=cwd,
                 start_new_session=True,
+                # The client that starts a server is forked into it: the
+                # server and every pane's shell start with the signals a
+                # job would, not the host's (SIGTERM blocked, which made
+                # the server deaf to kill-server).
+                preexec_fn=as_for_a_job,
             )
         except OSError as err:
             raise TmuxError(f"{argv[0]}: {err.strerror or err}") from None

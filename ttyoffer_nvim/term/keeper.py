@@ -77,6 +77,8 @@ class KeeperLink:
         """A new keeper; OSError when none can be started."""
         import subprocess  # the host's side only: megabytes the keeper does without
 
+        from .jobsignals import as_for_a_job
+
         host_end, keeper_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             proc = subprocess.Popen(
@@ -88,6 +90,9 @@ class KeeperLink:
                 # Not in the host's process group: whatever kills the host's
                 # group must leave the keeper to finish its job.
                 start_new_session=True,
+                # Not the host's blocked SIGTERM (runs.hold_off_sigterm): a
+                # keeper started again once runs exist can be ended.
+                preexec_fn=as_for_a_job,
             )
         except BaseException:
             host_end.close()
