@@ -40,16 +40,7 @@ M.leader = leader.current
 --- Look again at the next spawn (after a build).
 M.forget_leader = leader.forget
 
---- The whole of the file at `path`, or nil.
-local function read(path)
-  local file = io.open(path, 'rb')
-  if not file then
-    return nil
-  end
-  local text = file:read('*a')
-  file:close()
-  return text
-end
+local read = require('ttyoffer.shared.files').read
 
 --- The builds of the leader to try, in order: each a list of cc flags
 --- (ttyoffer-lead.flags: a line each; `#` begins a comment line).

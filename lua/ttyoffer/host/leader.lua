@@ -16,6 +16,7 @@
 -- wrong is kept for :TtyOffer status and :checkhealth.
 local M = {}
 
+local files = require('ttyoffer.shared.files')
 local originals = require('ttyoffer.shared.originals')
 
 local uv = vim.uv
@@ -31,16 +32,7 @@ function M.dir()
   return vim.fn.stdpath('data') .. '/ttyoffer/bin'
 end
 
---- The whole of the file at `path`, or nil.
-local function read(path)
-  local file = io.open(path, 'rb')
-  if not file then
-    return nil
-  end
-  local text = file:read('*a')
-  file:close()
-  return text
-end
+local read = files.read
 
 local name --- @type string? the current source's, once read
 --- `ttyoffer-lead-<first 16 hex digits of the sha256 of the source, then
@@ -68,18 +60,7 @@ local function owned(path)
     and uv.fs_access(path, 'X')
 end
 
---- Whether two stats are of the same file, unchanged (a rewrite, a chmod
---- or a replacement moves one of these).
-local function same(a, b)
-  return a.ino == b.ino
-    and a.dev == b.dev
-    and a.size == b.size
-    and a.mode == b.mode
-    and a.mtime.sec == b.mtime.sec
-    and a.mtime.nsec == b.mtime.nsec
-    and a.ctime.sec == b.ctime.sec
-    and a.ctime.nsec == b.ctime.nsec
-end
+local same = files.unchanged
 
 -- The known answer: the leader given /dev/null for a terminal does all it
 -- does but take one, and must pass on its command's output and status.

@@ -29,17 +29,7 @@ local known = {} --- @type table<string, {stat: uv.fs_stat.result, value: any}>
 local known_count = 0
 local KNOWN_MAX = 256
 
---- Whether two stats are of the same file, unchanged.
-local function same(a, b)
-  return a.ino == b.ino
-    and a.dev == b.dev
-    and a.size == b.size
-    and a.mode == b.mode
-    and a.mtime.sec == b.mtime.sec
-    and a.mtime.nsec == b.mtime.nsec
-    and a.ctime.sec == b.ctime.sec
-    and a.ctime.nsec == b.ctime.nsec
-end
+local same = require('ttyoffer.shared.files').unchanged
 
 --- `find(path, stat)` for the file at `path` as it is now, from what was
 --- kept of it when it has not changed (`kind` keeps apart what different
