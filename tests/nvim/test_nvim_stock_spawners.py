@@ -663,7 +663,7 @@ if step == 'start' then
     _G.stubborn = jobstart(argv, { on_exit = function(_, c) _G.stubborn_code = c end })
   else
     -- The timeout comes once the sleep runs, on a loaded machine too.
-    _G.stubborn = system(argv, how == 'timeout' and { timeout = 1500 } or {})
+    _G.stubborn = system(argv, how == 'timeout' and { timeout = 5000 } or {})
   end
   return
 end

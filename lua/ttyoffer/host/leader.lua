@@ -122,10 +122,14 @@ local function prove(path, stat)
     end
     return -- changed while looked at: tried again at the next spawn
   end
-  proving = { path = path, stat = stat }
+  local this_proof = { path = path, stat = stat }
+  proving = this_proof
   local argv = vim.list_extend({ path, '/dev/null', '-' }, PROOF)
   local started, err = pcall(originals.system, argv, { text = true, cwd = '/', timeout = PROOF_TIMEOUT }, function(out)
-    proving = nil
+    -- A proof of a newer state of the file may have started meanwhile.
+    if proving == this_proof then
+      proving = nil
+    end
     local now = uv.fs_fstat(fd)
     if not (now and same(now, stat)) then
       uv.fs_close(fd) -- changed while it ran: tried again at the next spawn

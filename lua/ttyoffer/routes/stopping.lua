@@ -16,6 +16,7 @@
 -- shell's child) is looked for at the stop, in /proc.
 local M = {}
 
+local files = require('ttyoffer.shared.files')
 local originals = require('ttyoffer.shared.originals')
 local spawn = require('ttyoffer.routes.spawn')
 
@@ -94,6 +95,12 @@ end
 --- @param leader integer
 --- @return {pid: integer, start: string}?
 local function command_of(leader)
+  -- Still the prologue's shell: one that could not take the terminal
+  -- exec'd the command itself, whose own children stock never signals.
+  local cmdline = files.read('/proc/' .. leader .. '/cmdline')
+  if not (cmdline and spawn.led_by_prologue(vim.split(cmdline, '\0', { plain = true }))) then
+    return nil
+  end
   local found, found_start
   for _, child in ipairs(children_of(leader)) do
     local stat = stat_of(child)
