@@ -7,6 +7,7 @@ local M = {}
 
 local config = require('ttyoffer.config')
 local host = require('ttyoffer.host')
+local files = require('ttyoffer.shared.files')
 local notify = require('ttyoffer.shared.notify')
 local records = require('ttyoffer.offer.records')
 local title = require('ttyoffer.shared.title')
@@ -19,16 +20,8 @@ local MAX_DEPTH = 64
 --- @param pid integer
 --- @return integer?
 local function parent_of(pid)
-  local file = io.open('/proc/' .. pid .. '/stat', 'r')
-  if not file then
-    return nil
-  end
-  local stat = file:read('*l')
-  file:close()
-  -- The name in parentheses may hold anything, ')' too: the fields that
-  -- follow the last ')' are the state, then the parent.
-  local ppid = stat and stat:match('.*%)%s+%S+%s+(%d+)')
-  return ppid and tonumber(ppid)
+  local stat = files.process_stat(pid)
+  return stat and stat.ppid
 end
 
 --- The argv of `pid`, from /proc, or nil.

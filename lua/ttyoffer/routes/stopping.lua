@@ -27,36 +27,7 @@ local uv = vim.uv
 -- stop, for every job stopped and not ended.
 local KILL_TIMEOUT_MS = 2000
 
---- {state, ppid, pgrp, start} of `pid` from /proc/<pid>/stat, or nil. No
---- editor function: a timer's callback reads it too.
---- @param pid integer
---- @return {state: string, ppid: integer, pgrp: integer, start: string}?
-local function stat_of(pid)
-  local file = io.open('/proc/' .. pid .. '/stat', 'r')
-  if not file then
-    return nil
-  end
-  local line = file:read('*l')
-  file:close()
-  -- The name in parentheses may hold anything, ')' too: the fields after
-  -- the last ')' are the state, ppid, pgrp, ... and the start time 20th.
-  local rest = line and line:match('.*%) (.*)$')
-  if not rest then
-    return nil
-  end
-  local fields, n = {}, 0
-  for field in rest:gmatch('%S+') do
-    n = n + 1
-    fields[n] = field
-    if n == 20 then
-      break
-    end
-  end
-  if n < 20 then
-    return nil
-  end
-  return { state = fields[1], ppid = tonumber(fields[2]), pgrp = tonumber(fields[3]), start = fields[20] }
-end
+local stat_of = files.process_stat
 
 --- The children of `pid`: /proc's list, or where the kernel keeps none
 --- (CONFIG_PROC_CHILDREN unset) every process whose parent it is.

@@ -30,4 +30,35 @@ function M.unchanged(a, b)
     and a.ctime.nsec == b.ctime.nsec
 end
 
+--- {state, ppid, pgrp, start} of `pid` from /proc/<pid>/stat, or nil. No
+--- editor function: callable in a fast event.
+--- @param pid integer
+--- @return {state: string, ppid: integer, pgrp: integer, start: string}?
+function M.process_stat(pid)
+  local file = io.open('/proc/' .. pid .. '/stat', 'r')
+  if not file then
+    return nil
+  end
+  local line = file:read('*l')
+  file:close()
+  -- The name in parentheses may hold anything, ')' too: the fields after
+  -- the last ')' are the state, ppid, pgrp, ... and the start time 20th.
+  local rest = line and line:match('.*%) (.*)$')
+  if not rest then
+    return nil
+  end
+  local fields, n = {}, 0
+  for field in rest:gmatch('%S+') do
+    n = n + 1
+    fields[n] = field
+    if n == 20 then
+      break
+    end
+  end
+  if n < 20 then
+    return nil
+  end
+  return { state = fields[1], ppid = tonumber(fields[2]), pgrp = tonumber(fields[3]), start = fields[20] }
+end
+
 return M
