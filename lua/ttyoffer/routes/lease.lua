@@ -1,5 +1,6 @@
 -- A private terminal for a process the plugin did not start (gpg run by
--- git's gpg.program, libexec/ttyoffer-gpg), asked for over RPC. Granted only
+-- git's gpg.program, libexec/ttyoffer-gpg; ssh run by git's core.sshCommand,
+-- libexec/ttyoffer-ssh), asked for over RPC. Granted only
 -- within bounds: to a live descendant of this editor (a process of another
 -- editor's, or one that names any pid it likes, gets none), one at a time
 -- per process, and within max_offers like every other offer.
@@ -107,11 +108,21 @@ local function refusal(pid)
   return nil
 end
 
+-- What asks through a lease, and the command to name when no git command
+-- line could be read.
+local ASKERS = {
+  gpg = { verb = 'to sign, run', example = 'git commit -S …' },
+  ssh = { verb = 'to reach the remote, run', example = 'git fetch …' },
+}
+
 --- See ttyoffer.lease(): the slave's path, or '' (the wrapper then lets gpg
---- ask where it would without us, or fail at once).
+--- or ssh ask where it would without us, or fail at once).
 --- @param pid any
+--- @param what any 'gpg' (the default) or 'ssh': which wrapper asks
 --- @return string
-function M.grant(pid)
+function M.grant(pid, what)
+  what = ASKERS[what] and what or 'gpg'
+  local asker = ASKERS[what]
   pid = tonumber(pid)
   if not (pid and pid > 1 and pid % 1 == 0) then
     return ''
@@ -129,20 +140,20 @@ function M.grant(pid)
   if reason then
     records.skipped('lease refused: ' .. reason)
     if reason ~= 'ttyoffer is off' and reason ~= 'not a process of this editor' then
-      -- A gpg of this editor's that will fail: say once how to sign so that
-      -- it can be answered.
+      -- A gpg or ssh of this editor's that will fail: say once how to run
+      -- it so that it can be answered.
       local command = rerun and title.sanitize(require('ttyoffer.offer.unserved').as_bang_argument(rerun), math.huge)
-        or 'git commit -S …'
+        or asker.example
       notify.once(
-        'lease-refused',
-        'gpg got no window to ask in: to sign, run :Bang ' .. command,
+        'lease-refused-' .. what,
+        what .. ' got no window to ask in: ' .. asker.verb .. ' :Bang ' .. command,
         vim.log.levels.WARN,
-        'gpg got no window to ask in (' .. reason .. '): to sign, run :Bang ' .. command
+        what .. ' got no window to ask in (' .. reason .. '): ' .. asker.verb .. ' :Bang ' .. command
       )
     end
     return ''
   end
-  records.add({ id = offer_id, pid = pid, cmd = { 'gpg' }, rerun = rerun, state = 'armed' })
+  records.add({ id = offer_id, pid = pid, cmd = { what }, rerun = rerun, state = 'armed' })
   host.notify('bind', offer_id, pid)
   return slave
 end
@@ -150,13 +161,17 @@ end
 -- The most of a command line the wrapper sends (hex, two digits a byte).
 local UNANSWERED_LIMIT = 16384
 
---- A gpg of this editor's asked for a terminal while the editor was
+--- A gpg or ssh of this editor's asked for a terminal while the editor was
 --- blocked (Vimscript system(): it serves nothing until git ends), gave up
 --- after about a second, as the host does, and failed; told now that the
---- editor is free: which command to run again, and how, so gpg can ask.
---- @param hex_argv any the argv of gpg's caller (git), NUL-terminated
----   entries in hex; '' or anything else when it could not be read
-function M.unanswered(hex_argv)
+--- editor is free: which command to run again, and how, so it can ask.
+--- @param hex_argv any the argv of the wrapper's caller (git),
+---   NUL-terminated entries in hex; '' or anything else when it could not
+---   be read
+--- @param what any 'gpg' (the default) or 'ssh'
+function M.unanswered(hex_argv, what)
+  what = ASKERS[what] and what or 'gpg'
+
   local argv = nil --- @type string[]?
   local readable = type(hex_argv) == 'string' and #hex_argv <= UNANSWERED_LIMIT and #hex_argv % 2 == 0
   if readable and hex_argv:find('^%x*$') then
@@ -169,8 +184,8 @@ function M.unanswered(hex_argv)
     end
   end
   local unserved = require('ttyoffer.offer.unserved')
-  local command = argv and title.sanitize(unserved.as_bang_argument(argv), math.huge) or 'git commit -S …'
-  notify.notice('editor busy, gpg could not ask: run :Bang ' .. command .. ' to answer it')
+  local command = argv and title.sanitize(unserved.as_bang_argument(argv), math.huge) or ASKERS[what].example
+  notify.notice('editor busy, ' .. what .. ' could not ask: run :Bang ' .. command .. ' to answer it')
 end
 
 return M
