@@ -776,6 +776,38 @@ def blocked_signing(workdir: Path, rounds: int) -> dict[str, Any]:
     }
 
 
+def blocked_ssh(workdir: Path, rounds: int) -> dict[str, Any]:
+    """Vimscript `:call system('git fetch')` over ssh with a passphrase key
+    and no agent, to a real sshd on 127.0.0.1, which blocks the editor: with
+    the plugin's core.sshCommand, which asks the blocked editor for a
+    terminal for a second, then runs ssh, which fails as in stock, against
+    the same editor without it (`routes.git` off: git runs ssh itself)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from fixtures import make_ssh_key
+    from sshd import clean_client_env, make_ssh_push, sshd
+
+    samples: dict[str, list[float]] = {"wrapped": [], "stock": []}
+    with sshd(workdir / "blocked-sshd") as server:
+        key = make_ssh_key(workdir / "blocked-ssh" / "key" / "id_ed25519", "a passphrase nobody types")
+        push = make_ssh_push(server, workdir / "blocked-ssh", key, "a passphrase nobody types")
+        sandbox = Sandbox(workdir / "blocked-ssh-nvim")
+        clean_client_env(sandbox.env)
+        with editor(sandbox) as ed:
+            ed.nvim.command(f"cd {push.work}")
+            for i in range(rounds):
+                for name in ("stock", "wrapped") if i % 2 else ("wrapped", "stock"):
+                    ed.lua("require('ttyoffer').setup({ routes = { git = ... } })", name == "wrapped")
+                    t0 = time.monotonic_ns()
+                    ed.nvim.eval("system('git fetch -q')")
+                    samples[name].append((time.monotonic_ns() - t0) / 1e6)
+                    assert ed.nvim.vvars["shell_error"] != 0  # nobody could answer
+    return {
+        "wrapped_ms": dist(samples["wrapped"]),
+        "stock_ms": dist(samples["stock"]),
+        "added_ms_p50": statistics.median(samples["wrapped"]) - statistics.median(samples["stock"]),
+    }
+
+
 TARGETS = {
     "spawn_list": ("ratio_p50", "<=", 1.6),
     "spawn_string": ("ratio_p50", "<=", 1.15),
@@ -789,6 +821,7 @@ TARGETS = {
     "git_status": ("ratio_p50", "<=", 1.05),
     # The wrapper's wait for a blocked editor: a second (it was 5).
     "blocked_signing": ("added_ms_p50", "<=", 1500),
+    "blocked_ssh": ("added_ms_p50", "<=", 1500),
     "run_first_output": ("ratio_p50", "<=", 1.2),
     "recording_flood": ("largest_to_bound", "<=", 1.0),
     "git_version_system": ("ratio_p50", "<=", 1.2),
@@ -947,6 +980,13 @@ def render(results: dict[str, Any]) -> str:
             f"+{f['added_ms_p50']:.0f} ms (p50 {f['wrapped_ms']['p50']:.0f} vs stock"
             f" {f['stock_ms']['p50']:.0f} ms to fail)",
         )
+    if "blocked_ssh" in r:
+        f = r["blocked_ssh"]
+        row(
+            "blocked_ssh",
+            f"+{f['added_ms_p50']:.0f} ms (p50 {f['wrapped_ms']['p50']:.0f} vs stock"
+            f" {f['stock_ms']['p50']:.0f} ms to fail)",
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -1015,6 +1055,9 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
         if only is None or "blocked_signing" in only:
             print("bench: blocked_signing …", file=sys.stderr, flush=True)
             results["blocked_signing"] = blocked_signing(workdir, max(4, size.startups // 2))
+        if only is None or "blocked_ssh" in only:
+            print("bench: blocked_ssh …", file=sys.stderr, flush=True)
+            results["blocked_ssh"] = blocked_ssh(workdir, max(4, size.startups // 2))
     results["machine"] = {
         "cpus": os.cpu_count(),
         "platform": platform.platform(),

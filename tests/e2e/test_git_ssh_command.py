@@ -20,6 +20,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,8 +91,12 @@ def build_cases(bin_dir: Path) -> dict[str, Case]:
         "plain ssh, protocol v0": Case(repo_config={"protocol.version": "0"}),
         "plain ssh, push": Case(args=["push", "origin", "HEAD:main"]),
         "plain ssh, ls-remote": Case(args=["ls-remote", "origin"]),
-        "GIT_SSH_COMMAND": Case(env={"GIT_SSH_COMMAND": f"{ssh} {cfg}"}, repo_config={"core.sshCommand": "false"}),
-        "core.sshCommand in the repository": Case(repo_config={"core.sshCommand": f"{ssh} {cfg}"}, url=port_url),
+        "GIT_SSH_COMMAND": Case(
+            env={"GIT_SSH_COMMAND": f"{ssh} {cfg}"}, repo_config={"core.sshCommand": "false"}
+        ),
+        "core.sshCommand in the repository": Case(
+            repo_config={"core.sshCommand": f"{ssh} {cfg}"}, url=port_url
+        ),
         "core.sshCommand in the global config": Case(global_config={"core.sshCommand": f"{ssh} {cfg}"}),
         "core.sshCommand, repository over global": Case(
             global_config={"core.sshCommand": "false"}, repo_config={"core.sshCommand": f"{ssh} -4"}
@@ -118,15 +123,19 @@ def build_cases(bin_dir: Path) -> dict[str, Case]:
         ),
         "ssh.variant plink": Case(repo_config={"ssh.variant": "plink"}, url=port_url),
         "ssh.variant simple": Case(repo_config={"ssh.variant": "simple"}),
-        "ssh.variant ssh on plink": Case(env={"GIT_SSH": plink}, repo_config={"ssh.variant": "ssh"}, url=port_url),
-        "ssh.variant auto on plink": Case(env={"GIT_SSH": plink}, repo_config={"ssh.variant": "auto"}, url=port_url),
+        "ssh.variant ssh on plink": Case(
+            env={"GIT_SSH": plink}, repo_config={"ssh.variant": "ssh"}, url=port_url
+        ),
+        "ssh.variant auto on plink": Case(
+            env={"GIT_SSH": plink}, repo_config={"ssh.variant": "auto"}, url=port_url
+        ),
         "GIT_SSH_VARIANT tortoiseplink": Case(
             env={"GIT_SSH_VARIANT": "tortoiseplink"}, url=port_url, args=["fetch", "-6", "origin"]
         ),
     }
 
 
-def run_git(tmp: Path, case: Case, bin_dir: Path, wrapped: bool) -> tuple[int, str, list[dict[str, object]]]:
+def run_git(tmp: Path, case: Case, bin_dir: Path, wrapped: bool) -> tuple[int, str, list[dict[str, Any]]]:
     """git with the case's set-up, stock or with the editor's entries after
     the user's; what it returned and said, and every call of the fake."""
     side = tmp / ("wrapped" if wrapped else "stock")
@@ -156,7 +165,10 @@ def run_git(tmp: Path, case: Case, bin_dir: Path, wrapped: bool) -> tuple[int, s
         # As routes/gitenv.lua sets them: ours after the user's, and where
         # ours begin; no editor to ask (TTYOFFER_NVIM_SERVER unset).
         env["TTYOFFER_GIT_CONFIG_INDEX"] = str(len(entries))
-        entries += [("gpg.program", str(ROOT / "libexec" / "ttyoffer-gpg")), ("core.sshCommand", str(WRAPPER))]
+        entries += [
+            ("gpg.program", str(ROOT / "libexec" / "ttyoffer-gpg")),
+            ("core.sshCommand", str(WRAPPER)),
+        ]
     if entries:
         env["GIT_CONFIG_COUNT"] = str(len(entries))
         for index, (key, value) in enumerate(entries):
@@ -165,12 +177,15 @@ def run_git(tmp: Path, case: Case, bin_dir: Path, wrapped: bool) -> tuple[int, s
     done = subprocess.run(["git", *case.args], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
     log = side / "calls.jsonl"
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    ours = {f"GIT_CONFIG_{part}_{index}" for part in ("KEY", "VALUE") for index in (len(case.env_entries),
-                                                                                   len(case.env_entries) + 1)}
+    ours = {
+        f"GIT_CONFIG_{part}_{index}"
+        for part in ("KEY", "VALUE")
+        for index in (len(case.env_entries), len(case.env_entries) + 1)
+    }
     for call in calls:
         call["env"] = {
             name: value.replace(str(side), "SIDE")
-            for name, value in call["env"].items()  # type: ignore[union-attr]
+            for name, value in call["env"].items()
             if not name.startswith(OURS) and not (wrapped and name in ours)
         }
     return done.returncode, done.stderr.replace(str(side), "SIDE"), calls
@@ -195,7 +210,7 @@ def test_the_program_gets_what_stock_git_gives_it(name: str, tmp_path: Path) -> 
             # ours) before we could see them.
             for env in (call["env"], stock_call["env"]):
                 for name in LOCAL_REPO_ENV:
-                    env.pop(name, None)  # type: ignore[attr-defined]
+                    env.pop(name, None)
         assert call["env"] == stock_call["env"]
     if "fatal: ssh variant 'simple'" in stock_said:
         # git dies before running anything; with ours, ours says it and
