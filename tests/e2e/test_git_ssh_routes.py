@@ -193,3 +193,34 @@ def test_lazy_nvims_batch_mode_fails_as_stock(sandbox: Sandbox, ssh_push: SshPus
         assert results["stock"]["code"] == 128
         assert any("Permission denied" in line for line in results["stock"]["stderr"]), results
         assert ed.events("TtyOfferPresent") == [] and notices(ed) == []
+
+
+def test_a_new_host_key_and_the_passphrase_ask_in_one_window(sandbox: Sandbox, ssh_push: SshPush) -> None:
+    """A server ssh does not know yet (StrictHostKeyChecking ask, no known
+    host): ssh asks whether to trust its key, then for the passphrase, both
+    in the one window of a Vimscript job's git."""
+    known = ssh_push.ssh_config.parent / "known_hosts"
+    known.write_text("")
+    config = ssh_push.ssh_config.read_text().replace("StrictHostKeyChecking yes", "StrictHostKeyChecking ask")
+    ssh_push.ssh_config.write_text(config)
+    clean_client_env(sandbox.env)
+    with editor(sandbox) as ed:
+        ed.nvim.command(f"cd {ssh_push.work}")
+        ed.nvim.command(
+            "let g:done = -1 | call jobstart(['git', 'push', '-q'], "
+            "{'on_exit': {j, c, e -> execute('let g:done = ' . c)}})"
+        )
+        win = wait_until(lambda: ed.float_wins(), timeout=30, what="the prompt window")[0]
+        wait_until(lambda: "continue connecting" in ed.buf_text(win), timeout=30, what="the host key question")
+        wait_until(lambda: ed.mode() == "t", what="terminal mode")
+        ssh_asking(ssh_push)
+        ed.nvim.input("yes<CR>")
+        question = unwrapped(prompt_of(ssh_push))
+        wait_until(lambda: question in unwrapped(ed.buf_text(win)), timeout=30, what="the passphrase question")
+        ssh_asking(ssh_push)
+        ed.nvim.input(ssh_push.passphrase + "<CR>")
+        wait_until(lambda: ed.nvim.vars["done"] != -1, timeout=30, what="git to end")
+        assert ed.nvim.vars["done"] == 0
+        assert ssh_push.pushed()
+        assert "127.0.0.1" in known.read_text()  # ssh kept the key, as it would on a terminal
+        assert len(ed.events("TtyOfferPresent")) == 1
