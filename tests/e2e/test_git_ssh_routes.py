@@ -211,12 +211,16 @@ def test_a_new_host_key_and_the_passphrase_ask_in_one_window(sandbox: Sandbox, s
             "{'on_exit': {j, c, e -> execute('let g:done = ' . c)}})"
         )
         win = wait_until(lambda: ed.float_wins(), timeout=30, what="the prompt window")[0]
-        wait_until(lambda: "continue connecting" in ed.buf_text(win), timeout=30, what="the host key question")
+        wait_until(
+            lambda: "continue connecting" in ed.buf_text(win), timeout=30, what="the host key question"
+        )
         wait_until(lambda: ed.mode() == "t", what="terminal mode")
         ssh_asking(ssh_push)
         ed.nvim.input("yes<CR>")
         question = unwrapped(prompt_of(ssh_push))
-        wait_until(lambda: question in unwrapped(ed.buf_text(win)), timeout=30, what="the passphrase question")
+        wait_until(
+            lambda: question in unwrapped(ed.buf_text(win)), timeout=30, what="the passphrase question"
+        )
         ssh_asking(ssh_push)
         ed.nvim.input(ssh_push.passphrase + "<CR>")
         wait_until(lambda: ed.nvim.vars["done"] != -1, timeout=30, what="git to end")
