@@ -111,16 +111,19 @@ def test_vimscript_jobstart_asks_in_the_window(
     nothing_leaked(term, ed, ssh_push)
 
 
+def mini_git_box(registered_sandbox: Sandbox, folder: Path) -> Sandbox:
+    mini = plugin("echasnovski/mini.nvim")
+    box = Sandbox(folder, extra_init=f"vim.opt.rtp:append({str(mini)!r})\nrequire('mini.git').setup()\n")
+    box.manifest.write_text(registered_sandbox.manifest.read_text())
+    clean_client_env(box.env)
+    return box
+
+
 @pytest.mark.tui
 def test_mini_git_bang_push_asks_in_the_window(
     registered_sandbox: Sandbox, ssh_push: SshPush, tmp_path: Path
 ) -> None:
-    mini = plugin("echasnovski/mini.nvim")
-    box = Sandbox(
-        tmp_path / "mini", extra_init=f"vim.opt.rtp:append({str(mini)!r})\nrequire('mini.git').setup()\n"
-    )
-    box.manifest.write_text(registered_sandbox.manifest.read_text())
-    clean_client_env(box.env)
+    box = mini_git_box(registered_sandbox, tmp_path / "mini")
     term = Tui(box, [], 24, 120)
     nvim = pynvim.attach("socket", path=term.socket)
     ed = Editor(nvim)
@@ -136,6 +139,29 @@ def test_mini_git_bang_push_asks_in_the_window(
     finally:
         nvim.close()
         term.close()
+
+
+def test_mini_git_push_waiting_for_git_is_told_what_to_run(
+    registered_sandbox: Sandbox, ssh_push: SshPush, tmp_path: Path
+) -> None:
+    """Without !, mini.git waits for git in vim.wait(), where no key reaches a
+    window: no lease, ssh fails as stock at once, and the user is told which
+    :Bang answers it."""
+    with editor(mini_git_box(registered_sandbox, tmp_path / "mini")) as ed:
+        ed.nvim.command(f"cd {ssh_push.work}")
+        ed.nvim.input(":Git push<CR>")
+        told = wait_until(lambda: notices(ed), timeout=30, what="the notice")
+        assert len(told) == 1, told
+        assert told[0].startswith(
+            "(ttyoffer) ssh got no window to ask in: to reach the remote, run :Bang 'git' 'push'"
+        )
+        assert "inside a wait that passes no keys" in told[0]
+        wait_until(
+            lambda: "Permission denied" in ed.nvim.api.exec2("messages", {"output": True})["output"],
+            timeout=30,
+            what="mini.git's error",
+        )
+        assert ed.float_wins() == [] and not ssh_push.pushed()
 
 
 def notices(ed: Editor) -> list[str]:
@@ -228,3 +254,30 @@ def test_a_new_host_key_and_the_passphrase_ask_in_one_window(sandbox: Sandbox, s
         assert ssh_push.pushed()
         assert "127.0.0.1" in known.read_text()  # ssh kept the key, as it would on a terminal
         assert len(ed.events("TtyOfferPresent")) == 1
+
+
+def test_plenary_job_fetch_asks_in_the_window(
+    registered_sandbox: Sandbox, ssh_push: SshPush, tmp_path: Path
+) -> None:
+    """plenary.job (pinned) spawns with vim.uv.spawn, no terminal: its git
+    fetch asks in the window too."""
+    plenary = plugin("nvim-lua/plenary.nvim")
+    box = Sandbox(tmp_path / "plenary", extra_init=f"vim.opt.rtp:append({str(plenary)!r})\n")
+    box.manifest.write_text(registered_sandbox.manifest.read_text())
+    clean_client_env(box.env)
+    git("--git-dir", str(ssh_push.bare), "fetch", "-q", str(ssh_push.work), "main:main")
+    with editor(box) as ed:
+        ed.lua(
+            "vim.g.done = -1 require('plenary.job'):new({ command = 'git', args = { 'fetch', '-q' }, "
+            "cwd = ..., on_exit = vim.schedule_wrap(function(_, code) vim.g.done = code end) }):start()",
+            str(ssh_push.work),
+        )
+        win = wait_until(lambda: ed.float_wins(), timeout=30, what="the prompt window")[0]
+        question = unwrapped(prompt_of(ssh_push))
+        wait_until(lambda: question in unwrapped(ed.buf_text(win)), timeout=30, what="the question")
+        wait_until(lambda: ed.mode() == "t", what="terminal mode")
+        ssh_asking(ssh_push)
+        ed.nvim.input(ssh_push.passphrase + "<CR>")
+        wait_until(lambda: ed.nvim.vars["done"] != -1, timeout=30, what="git to end")
+        assert ed.nvim.vars["done"] == 0
+        assert fetched(ssh_push)
