@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pynvim
 import pytest
 
+from fixtures import make_ssh_key
 from harness import Editor, Sandbox, editor, wait_until
-from sshd import SshPush, clean_client_env, git, ssh_reading_its_terminal
+from sshd import SshPush, SshServer, clean_client_env, git, make_ssh_push, ssh_reading_its_terminal
 from test_git_push import WRONG, prompt_of, unwrapped
 from third_party import plugin
 from tui import Tui
@@ -281,3 +282,25 @@ def test_plenary_job_fetch_asks_in_the_window(
         wait_until(lambda: ed.nvim.vars["done"] != -1, timeout=30, what="git to end")
         assert ed.nvim.vars["done"] == 0
         assert fetched(ssh_push)
+
+
+def test_mini_git_push_that_asks_nothing_says_nothing(
+    registered_sandbox: Sandbox, sshd_factory: Callable[..., SshServer], tmp_path: Path
+) -> None:
+    """A key that asks nothing (as one an agent holds): mini.git's waiting
+    :Git push gets no terminal, needs none, and nobody is told anything."""
+    key = make_ssh_key(tmp_path / "key" / "id_ed25519", "")
+    push = make_ssh_push(sshd_factory(), tmp_path / "push", key, "")
+    with editor(mini_git_box(registered_sandbox, tmp_path / "mini")) as ed:
+        ed.nvim.command(f"cd {push.work}")
+        ed.nvim.input(":Git push<CR>")
+        wait_until(push.pushed, timeout=30, what="the push")
+        skipped = wait_until(
+            lambda: ed.lua("return require('ttyoffer').status().skipped")[
+                "lease refused: the editor is inside a wait that passes no keys"
+            ],
+            timeout=30,
+            what="the lease refused",
+        )
+        assert skipped == 1
+        assert notices(ed) == [] and ed.float_wins() == []

@@ -108,6 +108,14 @@ local function refusal(pid)
   return nil
 end
 
+-- Why an ssh of this editor's got no terminal, by its pid: told only if
+-- it then fails (the wrapper says so, through unanswered()), since an ssh
+-- whose agent holds the key asks nothing. Forgotten when told, and all of
+-- it past REFUSALS_KEPT (ssh that never failed).
+local ssh_refusals = {} --- @type table<integer, string>
+local ssh_refusal_count = 0
+local REFUSALS_KEPT = 256
+
 -- What asks through a lease, and the command to name when no git command
 -- line could be read.
 local ASKERS = {
@@ -139,7 +147,13 @@ function M.grant(pid, what)
   end
   if reason then
     records.skipped('lease refused: ' .. reason)
-    if reason ~= 'ttyoffer is off' and reason ~= 'not a process of this editor' then
+    local ours = reason ~= 'ttyoffer is off' and reason ~= 'not a process of this editor'
+    if ours and what == 'ssh' then
+      if ssh_refusal_count >= REFUSALS_KEPT then
+        ssh_refusals, ssh_refusal_count = {}, 0
+      end
+      ssh_refusals[pid], ssh_refusal_count = reason, ssh_refusal_count + 1
+    elseif ours then
       -- A gpg or ssh of this editor's that will fail: say once how to run
       -- it so that it can be answered.
       local command = rerun and title.sanitize(require('ttyoffer.offer.unserved').as_bang_argument(rerun), math.huge)
@@ -164,13 +178,24 @@ local UNANSWERED_LIMIT = 16384
 --- A gpg or ssh of this editor's asked for a terminal while the editor was
 --- blocked (Vimscript system(): it serves nothing until git ends), gave up
 --- after about a second, as the host does, and failed; told now that the
---- editor is free: which command to run again, and how, so it can ask.
+--- editor is free: which command to run again, and how, so it can ask. Or
+--- an ssh refused a terminal (grant()) failed: told why, and the same.
 --- @param hex_argv any the argv of the wrapper's caller (git),
 ---   NUL-terminated entries in hex; '' or anything else when it could not
 ---   be read
 --- @param what any 'gpg' (the default) or 'ssh'
-function M.unanswered(hex_argv, what)
+--- @param refused_pid any given when the editor refused the wrapper (its
+---   pid): told only for a refusal grant() kept
+function M.unanswered(hex_argv, what, refused_pid)
   what = ASKERS[what] and what or 'gpg'
+  local refused = nil --- @type string?
+  if refused_pid ~= nil then
+    refused = what == 'ssh' and ssh_refusals[tonumber(refused_pid)] or nil
+    if not refused then
+      return -- off, or not a process of this editor's: nothing to tell
+    end
+    ssh_refusals[tonumber(refused_pid)] = nil
+  end
 
   local argv = nil --- @type string[]?
   local readable = type(hex_argv) == 'string' and #hex_argv <= UNANSWERED_LIMIT and #hex_argv % 2 == 0
@@ -185,6 +210,16 @@ function M.unanswered(hex_argv, what)
   end
   local unserved = require('ttyoffer.offer.unserved')
   local command = argv and title.sanitize(unserved.as_bang_argument(argv), math.huge) or ASKERS[what].example
+  if refused then
+    local verb = ASKERS[what].verb
+    notify.once(
+      'lease-refused-' .. what,
+      what .. ' got no window to ask in: ' .. verb .. ' :Bang ' .. command,
+      vim.log.levels.WARN,
+      what .. ' got no window to ask in (' .. refused .. '): ' .. verb .. ' :Bang ' .. command
+    )
+    return
+  end
   notify.notice('editor busy, ' .. what .. ' could not ask: run :Bang ' .. command .. ' to answer it')
 end
 
