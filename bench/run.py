@@ -754,21 +754,27 @@ def blocked_signing(workdir: Path, rounds: int) -> dict[str, Any]:
     repo = make_signing_repo(workdir / "signing", keyring)
     sandbox = Sandbox(workdir / "signing-nvim")
     sandbox.env.update(keyring.env)
-    samples: dict[str, list[float]] = {"wrapped": [], "stock": []}
     try:
         with editor(sandbox) as ed:
             ed.nvim.command(f"cd {repo}")
             # gpg-agent starts at the first signature (about a second): not counted.
             ed.nvim.eval("system('git commit -q -S --allow-empty -m warm')")
-            for i in range(rounds):
-                for name in ("stock", "wrapped") if i % 2 else ("wrapped", "stock"):
-                    ed.lua("require('ttyoffer').setup({ routes = { git = ... } })", name == "wrapped")
-                    t0 = time.monotonic_ns()
-                    ed.nvim.eval("system('git commit -q -S --allow-empty -m bench')")
-                    samples[name].append((time.monotonic_ns() - t0) / 1e6)
-                    assert ed.nvim.vvars["shell_error"] != 0  # nobody could answer
+            return blocked_system(ed, "git commit -q -S --allow-empty -m bench", rounds)
     finally:
         keyring.kill_agent()
+
+
+def blocked_system(ed: Editor, command: str, rounds: int) -> dict[str, Any]:
+    """Vimscript system() of a git `command` that nobody can answer, in
+    rotation with `routes.git` on (wrapped) and off (stock)."""
+    samples: dict[str, list[float]] = {"wrapped": [], "stock": []}
+    for i in range(rounds):
+        for name in ("stock", "wrapped") if i % 2 else ("wrapped", "stock"):
+            ed.lua("require('ttyoffer').setup({ routes = { git = ... } })", name == "wrapped")
+            t0 = time.monotonic_ns()
+            ed.nvim.call("system", command)
+            samples[name].append((time.monotonic_ns() - t0) / 1e6)
+            assert ed.nvim.vvars["shell_error"] != 0  # nobody could answer
     return {
         "wrapped_ms": dist(samples["wrapped"]),
         "stock_ms": dist(samples["stock"]),
@@ -786,7 +792,6 @@ def blocked_ssh(workdir: Path, rounds: int) -> dict[str, Any]:
     from fixtures import make_ssh_key
     from sshd import clean_client_env, make_ssh_push, sshd
 
-    samples: dict[str, list[float]] = {"wrapped": [], "stock": []}
     with sshd(workdir / "blocked-sshd") as server:
         key = make_ssh_key(workdir / "blocked-ssh" / "key" / "id_ed25519", "a passphrase nobody types")
         push = make_ssh_push(server, workdir / "blocked-ssh", key, "a passphrase nobody types")
@@ -794,18 +799,7 @@ def blocked_ssh(workdir: Path, rounds: int) -> dict[str, Any]:
         clean_client_env(sandbox.env)
         with editor(sandbox) as ed:
             ed.nvim.command(f"cd {push.work}")
-            for i in range(rounds):
-                for name in ("stock", "wrapped") if i % 2 else ("wrapped", "stock"):
-                    ed.lua("require('ttyoffer').setup({ routes = { git = ... } })", name == "wrapped")
-                    t0 = time.monotonic_ns()
-                    ed.nvim.eval("system('git fetch -q')")
-                    samples[name].append((time.monotonic_ns() - t0) / 1e6)
-                    assert ed.nvim.vvars["shell_error"] != 0  # nobody could answer
-    return {
-        "wrapped_ms": dist(samples["wrapped"]),
-        "stock_ms": dist(samples["stock"]),
-        "added_ms_p50": statistics.median(samples["wrapped"]) - statistics.median(samples["stock"]),
-    }
+            return blocked_system(ed, "git fetch -q", rounds)
 
 
 TARGETS = {

@@ -14,6 +14,7 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pynvim
@@ -42,22 +43,29 @@ def fetched(push: SshPush) -> bool:
     return done.returncode == 0
 
 
+@contextmanager
+def tui_in(box: Sandbox, folder: Path) -> Iterator[tuple[Tui, Editor]]:
+    """The real TUI of `box` in `folder`, its host ready."""
+    term = Tui(box, [], 24, 120)
+    nvim = pynvim.attach("socket", path=term.socket)
+    ed = Editor(nvim)
+    try:
+        ed.wait_host()
+        nvim.command(f"cd {folder}")
+        yield term, ed
+    finally:
+        nvim.close()
+        term.close()
+
+
 @pytest.fixture
 def tui(registered_sandbox: Sandbox, ssh_push: SshPush, tmp_path: Path) -> Iterator[tuple[Tui, Editor]]:
     """The real TUI in the push's work repository, with no agent."""
     box = Sandbox(tmp_path / "tui")
     box.manifest.write_text(registered_sandbox.manifest.read_text())
     clean_client_env(box.env)
-    term = Tui(box, [], 24, 120)
-    nvim = pynvim.attach("socket", path=term.socket)
-    ed = Editor(nvim)
-    try:
-        ed.wait_host()
-        nvim.command(f"cd {ssh_push.work}")
-        yield term, ed
-    finally:
-        nvim.close()
-        term.close()
+    with tui_in(box, ssh_push.work) as both:
+        yield both
 
 
 def answer_in_the_window(term: Tui, ed: Editor, push: SshPush, wrong_first: bool = False) -> None:
@@ -124,22 +132,13 @@ def mini_git_box(registered_sandbox: Sandbox, folder: Path) -> Sandbox:
 def test_mini_git_bang_push_asks_in_the_window(
     registered_sandbox: Sandbox, ssh_push: SshPush, tmp_path: Path
 ) -> None:
-    box = mini_git_box(registered_sandbox, tmp_path / "mini")
-    term = Tui(box, [], 24, 120)
-    nvim = pynvim.attach("socket", path=term.socket)
-    ed = Editor(nvim)
-    try:
-        ed.wait_host()
-        nvim.command(f"cd {ssh_push.work}")
+    with tui_in(mini_git_box(registered_sandbox, tmp_path / "mini"), ssh_push.work) as (term, ed):
         # mini.git runs git with vim.uv.spawn: no terminal, no $NVIM.
         term.type(":Git! push -q\r")
         answer_in_the_window(term, ed, ssh_push)
         wait_until(ssh_push.pushed, timeout=30, what="the push")
         wait_until(lambda: not ed.float_wins(), timeout=30, what="the window to go")
         nothing_leaked(term, ed, ssh_push)
-    finally:
-        nvim.close()
-        term.close()
 
 
 def test_mini_git_push_waiting_for_git_is_told_what_to_run(

@@ -35,8 +35,9 @@ local ENTRIES = {
 }
 
 --- What was there before ours, to put back: nil when ours are not set.
---- `entries` holds the KEY_n and VALUE_n variables ours took, as they were.
---- @type {index: integer, count: string?, entries: table<string, string?>, gpg_tty: string?,
+--- `entries` holds the KEY_n and VALUE_n variables ours took, as they were
+--- (false: unset).
+--- @type {index: integer, count: string?, entries: table<string, string|false>, gpg_tty: string?,
 ---   ours: table<string, string?>}?
 local saved = nil
 
