@@ -11,6 +11,7 @@ stock: git never runs ours."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ import pytest
 from fixtures import make_ssh_key
 from harness import Editor, Sandbox, editor, wait_until
 from sshd import SshPush, SshServer, clean_client_env, git, make_ssh_push, ssh_reading_its_terminal
-from test_git_push import WRONG, prompt_of, unwrapped
+from test_git_push import ASKS, WRONG, prompt_of, unwrapped
 from third_party import plugin
 from tui import Tui
 
@@ -32,6 +33,19 @@ pytestmark = pytest.mark.e2e
 
 def ssh_asking(push: SshPush) -> int:
     return wait_until(lambda: ssh_reading_its_terminal(push.ssh_config), timeout=30, what="ssh asking")[0]
+
+
+def ssh_processes(push: SshPush) -> list[int]:
+    """Every process started with the push's ssh config (ssh -F), asking or
+    not."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if os.fsencode(push.ssh_config) in cmdline.read_bytes().split(b"\0"):
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue  # gone meanwhile
+    return found
 
 
 def fetched(push: SshPush) -> bool:
@@ -303,3 +317,24 @@ def test_mini_git_push_that_asks_nothing_says_nothing(
         )
         assert skipped == 1
         assert notices(ed) == [] and ed.float_wins() == []
+
+
+def test_declining_the_window_ends_ssh_and_git_fails(sandbox: Sandbox, ssh_push: SshPush) -> None:
+    """Declined (the dismiss key): ssh's terminal is hung up, ssh ends, git
+    fails as it does when ssh cannot ask, and nothing is left running."""
+    clean_client_env(sandbox.env)
+    with editor(sandbox) as ed:
+        ed.nvim.command(f"cd {ssh_push.work}")
+        ed.nvim.command(
+            "let g:done = -1 | call jobstart(['git', 'push', '-q'], "
+            "{'on_exit': {j, c, e -> execute('let g:done = ' . c)}})"
+        )
+        win = wait_until(lambda: ed.float_wins(), timeout=30, what="the prompt window")[0]
+        wait_until(lambda: ASKS in ed.buf_text(win), timeout=30, what="the question")
+        ssh_asking(ssh_push)
+        assert ed.lua("return require('ttyoffer').dismiss()")
+        wait_until(lambda: ed.nvim.vars["done"] != -1, timeout=30, what="git to end")
+        assert ed.nvim.vars["done"] != 0 and not ssh_push.pushed()
+        wait_until(lambda: not ed.float_wins(), timeout=30, what="the window to go")
+        wait_until(lambda: not ssh_processes(ssh_push), timeout=30, what="no ssh left")
+        wait_until(lambda: not ssh_push.server.sessions(), timeout=30, what="sshd's session to end")
