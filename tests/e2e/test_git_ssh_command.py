@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -64,6 +65,9 @@ class Case:
     # The user's own GIT_CONFIG_COUNT entries, before the editor's.
     env_entries: list[tuple[str, str]] = field(default_factory=list)
     args: list[str] = field(default_factory=lambda: ["fetch", "origin"])
+    # Ours installed under a folder whose name holds a blank: its entry is
+    # quoted (routes/gitenv.lua), and git runs it through the shell.
+    spaced_install: bool = False
 
 
 def fake_called(folder: Path, name: str) -> str:
@@ -129,10 +133,23 @@ def build_cases(bin_dir: Path) -> dict[str, Case]:
         "ssh.variant auto on plink": Case(
             env={"GIT_SSH": plink}, repo_config={"ssh.variant": "auto"}, url=port_url
         ),
+        "ours installed under a blank": Case(url=port_url, spaced_install=True),
+        "ours installed under a blank, plink": Case(
+            env={"GIT_SSH": plink}, url=port_url, spaced_install=True
+        ),
         "GIT_SSH_VARIANT tortoiseplink": Case(
             env={"GIT_SSH_VARIANT": "tortoiseplink"}, url=port_url, args=["fetch", "-6", "origin"]
         ),
     }
+
+
+def ours_installed(folder: Path) -> str:
+    """A copy of the wrapper under a folder with a blank in its name, and
+    its entry as routes/gitenv.lua writes it: in single quotes."""
+    copy = folder / "install with space" / "libexec" / "ttyoffer-ssh"
+    copy.parent.mkdir(parents=True)
+    shutil.copy2(WRAPPER, copy)
+    return shlex.quote(str(copy))
 
 
 def run_git(tmp: Path, case: Case, bin_dir: Path, wrapped: bool) -> tuple[int, str, list[dict[str, Any]]]:
@@ -167,7 +184,7 @@ def run_git(tmp: Path, case: Case, bin_dir: Path, wrapped: bool) -> tuple[int, s
         env["TTYOFFER_GIT_CONFIG_INDEX"] = str(len(entries))
         entries += [
             ("gpg.program", str(ROOT / "libexec" / "ttyoffer-gpg")),
-            ("core.sshCommand", str(WRAPPER)),
+            ("core.sshCommand", ours_installed(side) if case.spaced_install else str(WRAPPER)),
         ]
     if entries:
         env["GIT_CONFIG_COUNT"] = str(len(entries))
