@@ -802,6 +802,44 @@ def blocked_ssh(workdir: Path, rounds: int) -> dict[str, Any]:
             return blocked_system(ed, "git fetch -q", rounds)
 
 
+def ssh_no_terminal(workdir: Path, rounds: int) -> dict[str, Any]:
+    """A Vimscript jobstart() of `git ls-remote` over ssh with a key that asks
+    nothing (as one an agent holds), to a real sshd on 127.0.0.1: with the
+    plugin's core.sshCommand, which leases a terminal for ssh (in case it
+    asks), against the same editor without it (`routes.git` off)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from fixtures import make_ssh_key
+    from sshd import clean_client_env, make_ssh_push, sshd
+
+    samples: dict[str, list[float]] = {"wrapped": [], "stock": []}
+    with sshd(workdir / "quiet-sshd") as server:
+        key = make_ssh_key(workdir / "quiet-ssh" / "key" / "id_ed25519", "")
+        push = make_ssh_push(server, workdir / "quiet-ssh", key, "")
+        sandbox = Sandbox(workdir / "quiet-ssh-nvim")
+        clean_client_env(sandbox.env)
+        with editor(sandbox) as ed:
+            ed.nvim.command(f"cd {push.work}")
+            for i in range(rounds):
+                for name in ("stock", "wrapped") if i % 2 else ("wrapped", "stock"):
+                    ed.lua("require('ttyoffer').setup({ routes = { git = ... } })", name == "wrapped")
+                    # Waited for from here, not jobwait(): that blocks the
+                    # editor, which then answers the wrapper nothing.
+                    t0 = time.monotonic_ns()
+                    ed.nvim.command(
+                        "let g:code = -1 | call jobstart(['git', 'ls-remote', '-q', 'origin'], "
+                        "{'on_exit': {j, c, e -> execute('let g:code = ' . c)}})"
+                    )
+                    while (code := ed.nvim.vars["code"]) == -1:
+                        time.sleep(0.002)
+                    samples[name].append((time.monotonic_ns() - t0) / 1e6)
+                    assert code == 0, code
+    return {
+        "ratio_p50": statistics.median(samples["wrapped"]) / statistics.median(samples["stock"]),
+        "wrapped_ms": dist(samples["wrapped"]),
+        "stock_ms": dist(samples["stock"]),
+    }
+
+
 TARGETS = {
     "spawn_list": ("ratio_p50", "<=", 1.6),
     "spawn_string": ("ratio_p50", "<=", 1.15),
@@ -816,6 +854,7 @@ TARGETS = {
     # The wrapper's wait for a blocked editor: a second (it was 5).
     "blocked_signing": ("added_ms_p50", "<=", 1500),
     "blocked_ssh": ("added_ms_p50", "<=", 1500),
+    "ssh_no_terminal": ("ratio_p50", "<=", 1.2),
     "run_first_output": ("ratio_p50", "<=", 1.2),
     "recording_flood": ("largest_to_bound", "<=", 1.0),
     "git_version_system": ("ratio_p50", "<=", 1.2),
@@ -974,6 +1013,13 @@ def render(results: dict[str, Any]) -> str:
             f"+{f['added_ms_p50']:.0f} ms (p50 {f['wrapped_ms']['p50']:.0f} vs stock"
             f" {f['stock_ms']['p50']:.0f} ms to fail)",
         )
+    if "ssh_no_terminal" in r:
+        f = r["ssh_no_terminal"]
+        row(
+            "ssh_no_terminal",
+            f"{f['ratio_p50']:.2f}x (p50 {f['wrapped_ms']['p50']:.0f}"
+            f" vs stock {f['stock_ms']['p50']:.0f} ms)",
+        )
     if "blocked_ssh" in r:
         f = r["blocked_ssh"]
         row(
@@ -1049,6 +1095,9 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
         if only is None or "blocked_signing" in only:
             print("bench: blocked_signing …", file=sys.stderr, flush=True)
             results["blocked_signing"] = blocked_signing(workdir, max(4, size.startups // 2))
+        if only is None or "ssh_no_terminal" in only:
+            print("bench: ssh_no_terminal …", file=sys.stderr, flush=True)
+            results["ssh_no_terminal"] = ssh_no_terminal(workdir, max(4, size.startups // 2))
         if only is None or "blocked_ssh" in only:
             print("bench: blocked_ssh …", file=sys.stderr, flush=True)
             results["blocked_ssh"] = blocked_ssh(workdir, max(4, size.startups // 2))
