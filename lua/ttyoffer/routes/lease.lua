@@ -154,8 +154,8 @@ function M.grant(pid, what)
       end
       ssh_refusals[pid], ssh_refusal_count = reason, ssh_refusal_count + 1
     elseif ours then
-      -- A gpg or ssh of this editor's that will fail: say once how to run
-      -- it so that it can be answered.
+      -- A gpg of this editor's that will fail: say once how to run git so
+      -- that it can be answered.
       local command = rerun and title.sanitize(require('ttyoffer.offer.unserved').as_bang_argument(rerun), math.huge)
         or asker.example
       notify.once(
