@@ -23,7 +23,7 @@ local function status_lines()
   table.insert(
     lines,
     string.format(
-      '  routes: :! typed %s, Lua spawners %s, git signing %s',
+      '  routes: :! typed %s, Lua spawners %s, git signing and ssh %s',
       s.routes.bang and 'offered' or 'stock',
       s.routes.lua and 'wrapped' or 'stock',
       s.routes.git and 'ours' or 'stock'

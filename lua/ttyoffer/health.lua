@@ -237,11 +237,20 @@ local function check_routes(ttyoffer)
     end
   end
   if routes.git then
-    ok("git's gpg.program: ttyoffer's, running yours (" .. require('ttyoffer.routes.gitenv').wrapper .. ')')
+    local gitenv = require('ttyoffer.routes.gitenv')
+    ok("git's gpg.program: ttyoffer's, running yours (" .. gitenv.wrapper .. ')')
+    ok("git's core.sshCommand: ttyoffer's, running your ssh (" .. gitenv.ssh_wrapper .. ')')
+    if vim.env.GIT_SSH_COMMAND then
+      -- git runs GIT_SSH_COMMAND before any core.sshCommand.
+      info('GIT_SSH_COMMAND is set in the editor: git runs it, not ttyoffer-ssh (ssh asks nowhere without a terminal)')
+    end
   elseif routes.git_problem then
-    warn("git's gpg.program is stock: " .. routes.git_problem, { 'Fix GIT_CONFIG_COUNT in your environment' })
+    warn(
+      "git's gpg.program and core.sshCommand are stock: " .. routes.git_problem,
+      { 'Fix GIT_CONFIG_COUNT in your environment' }
+    )
   else
-    info("git's gpg.program: stock (the offer or routes.git is off)")
+    info("git's gpg.program and core.sshCommand: stock (the offer or routes.git is off)")
   end
   info(
     'Not covered: Vimscript system(), systemlist(), jobstart() and :! in mappings or scripts; '

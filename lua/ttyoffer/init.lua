@@ -137,15 +137,17 @@ M.systemlist = spawners.systemlist
 --- its prompt window opens when something writes to the terminal, and the
 --- terminal goes when the process ends. Called by git's gpg.program
 --- (libexec/ttyoffer-gpg) over $NVIM, for a gpg whose own terminal nobody
---- can answer on. '' when none can be had (off, no host, a process not of
---- this editor, at max_offers; see ttyoffer.lease).
+--- can answer on, and by git's core.sshCommand (libexec/ttyoffer-ssh) for
+--- an ssh with no terminal. '' when none can be had (off, no host, a
+--- process not of this editor, at max_offers; see ttyoffer.lease).
 --- @param pid integer
+--- @param what string? 'gpg' (the default) or 'ssh': what will ask
 --- @return string slave path or ''
-function M.lease(pid)
+function M.lease(pid, what)
   if config.current.enabled and host.state == 'stopped' then
     vim.schedule(M.start) -- asked before host_start_delay: for the next one
   end
-  return require('ttyoffer.routes.lease').grant(pid)
+  return require('ttyoffer.routes.lease').grant(pid, what)
 end
 
 --- Run one interactive program in a pane of its own; see :help ttyoffer.run().

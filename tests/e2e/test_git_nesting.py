@@ -5,8 +5,10 @@ gitsigns at their pinned commits; the wrapper's execs counted with strace."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -243,7 +245,7 @@ def test_an_editor_given_another_editors_environment_asks_once_in_its_own_window
     nested: tuple[Editor, Editor, Keyring, Path, Path],
 ) -> None:
     outer, inner, keyring, repo, trace = nested
-    assert inner.lua("return vim.env.GIT_CONFIG_COUNT") == "2"  # the outer's entry and its own
+    assert inner.lua("return vim.env.GIT_CONFIG_COUNT") == "4"  # the outer's entries and its own
     inner.nvim.command(f"cd {repo}")
     inner.nvim.command("Bang git commit -q --allow-empty -S -m nested")
     win = wait_until(lambda: inner.float_wins(), timeout=60, what="the inner editor's prompt window")[0]
@@ -401,14 +403,21 @@ def test_a_lease_is_only_for_the_editors_own_processes_within_max_offers(ed: Edi
         "local pids, start = {}, require('ttyoffer.shared.originals').jobstart for _ = 1, 4 do "
         "table.insert(pids, vim.fn.jobpid(start({'sleep', '30'}))) end return pids"
     )
-    first = ed.lua("return require('ttyoffer').lease(...)", children[0])
-    assert first.startswith("/dev/pts/")
-    assert ed.lua("return require('ttyoffer').lease(...)", children[0]) == ""  # one at a time
-    assert ed.lua("return require('ttyoffer').lease(...)", children[1]).startswith("/dev/pts/")
-    assert ed.lua("return require('ttyoffer').lease(...)", children[2]).startswith("/dev/pts/")
-    assert ed.lua("return require('ttyoffer').lease(...)", children[3]) == ""  # max_offers
-    assert ed.lua("return require('ttyoffer').lease(...)", ed.lua("return vim.fn.getpid()")) == ""
-    assert ed.lua("return require('ttyoffer').lease(...)", os.getpid()) == ""  # the test's: not below it
+    try:
+        first = ed.lua("return require('ttyoffer').lease(...)", children[0])
+        assert first.startswith("/dev/pts/")
+        assert ed.lua("return require('ttyoffer').lease(...)", children[0]) == ""  # one at a time
+        assert ed.lua("return require('ttyoffer').lease(...)", children[1]).startswith("/dev/pts/")
+        assert ed.lua("return require('ttyoffer').lease(...)", children[2]).startswith("/dev/pts/")
+        assert ed.lua("return require('ttyoffer').lease(...)", children[3]) == ""  # max_offers
+        assert ed.lua("return require('ttyoffer').lease(...)", ed.lua("return vim.fn.getpid()")) == ""
+        assert ed.lua("return require('ttyoffer').lease(...)", os.getpid()) == ""  # the test's: not below it
+    finally:
+        # The sleeps are the test's: ended by pid, whatever the editor's
+        # exit does with its jobs (they were seen outliving it).
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
     skipped = ed.lua("return require('ttyoffer').status().skipped")
     assert skipped["lease refused: not a process of this editor"] == 2
     assert skipped["lease refused: the offer limit is reached (max_offers)"] == 1

@@ -125,7 +125,7 @@ def test_off_gives_back_stock_spawners_and_bang_exactly(sandbox: Sandbox) -> Non
         ed.lua("require('ttyoffer').setup({ routes = { bang = true, lua = false } })")
         assert ed.lua(same) == [True, True, True, True, False]
         status = ed.nvim.api.exec2("TtyOffer status", {"output": True})["output"]
-        assert "routes: :! typed offered, Lua spawners stock, git signing ours" in status
+        assert "routes: :! typed offered, Lua spawners stock, git signing and ssh ours" in status
 
 
 @pytest.mark.e2e
