@@ -630,6 +630,12 @@ class RunTable:
         run.code, run.signal = ending.code, ending.signal
         if ending.reason == "detached":
             run.reason, run.message = "closed", f"detached: session {run.session} goes on on {host}"
+        elif ending.reason == "unreachable":
+            run.reason = "closed"
+            run.message = (
+                f"session {run.session} on {host} runs, but its terminal is gone: "
+                f":TtyRun kill {host}:{run.session} ends it"
+            )
         elif ending.reason == "gone":
             run.reason = "exited"
             run.message = f"session {run.session} on {host} ended without its program's ending"

@@ -47,10 +47,10 @@ from ..term.text import sanitize
 from .sessions import sanitize_name
 
 PREFIX = "ttyoffer-"
-# Seconds one tmux command may take; a list (which the editor waits for)
-# less.
+# Seconds one tmux command may take; a list (which the editor waits for,
+# 0.5 s at most: a stopped server never holds it longer) less.
 TIMEOUT = 3.0
-LIST_TIMEOUT = 1.0
+LIST_TIMEOUT = 0.4
 TITLE_LENGTH = 120
 # Lines of a program's last screen (and history) shown once it has ended.
 LAST_LINES = 200

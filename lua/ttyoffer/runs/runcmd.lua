@@ -135,31 +135,14 @@ function M.split_remote(word)
   return nil, word
 end
 
---- The lines of `:TtyRun list {dest}`: the sessions on that machine.
---- @param dest string
---- @return string[]
-function M.remote_list_lines(dest)
-  local sessions, err = runs().remote_sessions(dest)
-  local sanitize = require('ttyoffer.shared.title').sanitize
-  if err then
-    return { ('sessions on %s: %s'):format(dest, sanitize(err, 300)) }
-  end
-  if #sessions == 0 then
-    return { 'no sessions on ' .. dest }
-  end
-  local now = os.time()
-  local lines = { ('%-20s %-8s %s'):format('session on ' .. dest, 'age', 'state') }
-  for _, s in ipairs(sessions) do
-    local state = s.ended ~= '' and ('(' .. s.ended .. ')') or 'running'
-    table.insert(lines, ('%-20s %-8s %s'):format(s.name, M.age(math.max(0, now - s.created)), state))
-  end
-  return lines
+local function remote_runs()
+  return require('ttyoffer.runs.remote')
 end
 
 M.subcommands = {
   list = function(args)
     if args[1] then
-      notify.answer(table.concat(M.remote_list_lines(args[1]), '\n'))
+      notify.answer(table.concat(remote_runs().list_lines(args[1]), '\n'))
       return
     end
     notify.answer(table.concat(M.list_lines(), '\n'))
@@ -168,7 +151,7 @@ M.subcommands = {
     if not args[1] then
       error('(ttyoffer) :TtyRun check needs an ssh destination (see :help ttyoffer-remote)', 0)
     end
-    local argv, err = runs().check_argv(args[1])
+    local argv, err = remote_runs().check_argv(args[1])
     if not argv then
       error('(ttyoffer) :TtyRun check: ' .. require('ttyoffer.shared.title').sanitize(tostring(err), 300), 0)
     end
@@ -197,14 +180,7 @@ M.subcommands = {
     end
     local dest, name = M.split_remote(args[1])
     if dest then
-      local ended, err = runs().kill_remote(dest, name)
-      if err then
-        error('(ttyoffer) :TtyRun kill: ' .. require('ttyoffer.shared.title').sanitize(err, 300), 0)
-      end
-      notify.answer(
-        ended and ('session %s on %s ended'):format(name, dest) or ('no live session %s on %s'):format(name, dest),
-        not ended and vim.log.levels.WARN or nil
-      )
+      remote_runs().kill(dest, name)
       return
     end
     local answer, err = runs().kill_session(args[1])
@@ -307,14 +283,15 @@ end
 local function session_names(arglead)
   local dest = M.split_remote(arglead)
   if dest then
-    -- Asked of that machine now (over the open connection, if any).
+    -- Asked of that machine now (over the open connection, if any), or
+    -- what is known of it when it does not answer at once.
     return vim.tbl_map(
       function(s)
         return dest .. ':' .. s.name
       end,
       vim.tbl_filter(function(s)
         return vim.startswith(dest .. ':' .. s.name, arglead)
-      end, (runs().remote_sessions(dest, 5000)))
+      end, (remote_runs().sessions(dest)))
     )
   end
   local names = vim.tbl_map(function(s)
