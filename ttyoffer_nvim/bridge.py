@@ -170,6 +170,8 @@ class NvimPresenter:
             "signal_name": name,
             "reason": run.reason,
             "message": run.message,
+            # Not the result's: what the pane does with the keys still typed.
+            "typing_secret": run.typing_secret,
         }
         send_event(self._nvim, "run_exit", run.id, result)
 

@@ -122,7 +122,7 @@ class RemoteCalls:
         if task.cancelled():
             return
         failed = task.exception()
-        answer = {"error": f"{key[1]} failed: {failed}"} if failed else task.result()
+        answer: dict[str, Any] = {"error": f"{key[1]} failed: {failed}"} if failed else task.result()
         dest, action, name = key
         if action == "list":
             known = self._known.setdefault(dest, Known())

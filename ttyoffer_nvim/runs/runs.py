@@ -30,6 +30,7 @@ import contextlib
 import os
 import shutil
 import signal
+import termios
 import threading
 import time
 from collections.abc import Coroutine
@@ -57,6 +58,10 @@ CLOSED_CODE = 128 + signal.SIGHUP
 # is seen gone, before it is hung up.
 TMUX_HOOK_GRACE = 0.3
 NOT_STARTED_CODE = 127
+# Seconds after keys typed with echo off (a password) during which the
+# program's end finds a secret still being typed (ssh's last "Permission
+# denied" comes a few seconds after its last question).
+SECRET_WINDOW = 10.0
 TERM = "xterm-256color"
 
 
@@ -126,6 +131,13 @@ class Run:
     tmux_ending: tmux_runs.Ending | None = None
     # A run on another machine: the markers of its connection.
     remote: remote.Stream | None = None
+    # When keys were last typed into its terminal with echo off (a password
+    # being asked): the keys still being typed when it ends are a secret.
+    typed_unechoed_at: float = 0.0
+
+    @property
+    def typing_secret(self) -> bool:
+        return bool(self.typed_unechoed_at) and time.monotonic() - self.typed_unechoed_at < SECRET_WINDOW
 
     @property
     def throttled(self) -> bool:
@@ -148,6 +160,16 @@ def run_environment(spec: RunSpec, login_path: str, slave_path: str) -> dict[str
         env["TERM"] = TERM
     env["GPG_TTY"] = slave_path
     return env
+
+
+def echoes(master: int) -> bool:
+    """Whether the terminal echoes what is typed: its own mode, read through
+    the master (Linux gives the pair's termios there). A program asking a
+    password turns it off."""
+    try:
+        return bool(termios.tcgetattr(master)[3] & termios.ECHO)
+    except (OSError, termios.error):
+        return True
 
 
 def resolve(program: str, path: str, cwd: str) -> tuple[str | None, str, str]:
@@ -463,6 +485,8 @@ class RunTable:
     def write(self, run_id: int, data: bytes) -> None:
         run = self._runs.get(run_id)
         if run is not None and run.relay is not None and run.pty is not None and run.pty.master >= 0:
+            if not echoes(run.pty.master):
+                run.typed_unechoed_at = time.monotonic()
             run.relay.write(data)
 
     def acknowledge(self, run_id: int, count: int) -> None:

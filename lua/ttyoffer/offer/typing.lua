@@ -7,6 +7,11 @@ local config = require('ttyoffer.config')
 local last_key = 0 -- vim.uv.now() of the last key the user pressed
 local watching = false
 local dropping = false -- keys are dropped until the user pauses
+-- Keys are dropped to the end of the line (Enter), then until a pause: a
+-- secret was being typed (a run pane's terminal had echo off).
+local secret_line = false
+-- A pause this long ends a secret line without its Enter (ms).
+local SECRET_PAUSE_MS = 3000
 -- A vim.on_key() callback can drop a key (by returning '') from 0.11 on.
 local CAN_DROP = vim.fn.has('nvim-0.11') == 1
 
@@ -17,10 +22,19 @@ function M.watch()
     return
   end
   watching = true
-  vim.on_key(function()
+  vim.on_key(function(key, typed)
     local now = vim.uv.now()
-    local paused = now - last_key >= config.current.float.typing_pause
+    local since = now - last_key
+    local paused = since >= config.current.float.typing_pause
     last_key = now
+    if secret_line and since < SECRET_PAUSE_MS then
+      local pressed = typed ~= nil and typed ~= '' and typed or key
+      if pressed == '\r' or pressed == '\n' or pressed == '\27' then
+        secret_line = false -- the line's end: dropped too, then until a pause
+      end
+      return CAN_DROP and '' or nil
+    end
+    secret_line = false
     if dropping then
       if not paused then
         return ''
@@ -66,21 +80,24 @@ end
 --- Drop the keys the user is still typing, until they pause: those meant
 --- for a prompt window that went must not reach whatever has focus after it
 --- (the document, in whatever mode). Nothing when they are not typing.
-function M.drop_until_pause()
+--- @param secret boolean? what is being typed is a secret (it was typed
+---   with echo off): dropped to the end of its line even across a pause.
+function M.drop_until_pause(secret)
   if not (CAN_DROP and watching) then
     return
   end
   -- Keys waiting to be read are being typed too (a wait reads them late).
-  if M.until_pause() > 0 or vim.fn.getchar(1) ~= 0 then
+  if secret or M.until_pause() > 0 or vim.fn.getchar(1) ~= 0 then
     last_key = vim.uv.now()
     dropping = true
+    secret_line = secret == true
     start_ticking()
   end
 end
 
 --- @return boolean whether typed keys are being dropped
 function M.dropping()
-  return dropping and M.until_pause() > 0
+  return secret_line or (dropping and M.until_pause() > 0)
 end
 
 --- Milliseconds until the user will have paused typing long enough.

@@ -289,7 +289,7 @@ function Run:_ended(result)
     end
     local failed = result.reason ~= 'exited' or result.code ~= 0
     pane_ui.set_state(self.pane, self.id, self.title, self:describe(), failed)
-    pane_ui.finished(self.pane)
+    pane_ui.finished(self.pane, self._typing_secret)
     if result.reason == 'disconnected' and self._reattach then
       -- The program goes on remotely: r attaches again, in a new pane.
       local reattach = self._reattach
@@ -659,6 +659,9 @@ end
 function M.exited(run_id, result)
   local run = runs[run_id]
   if run then
+    -- Keys typed with echo off just before: the pane's, not the result's.
+    run._typing_secret = result.typing_secret == true
+    result.typing_secret = nil
     run:_ended(result)
   end
 end

@@ -8,7 +8,6 @@ local M = {}
 
 local config = require('ttyoffer.config')
 local host = require('ttyoffer.host')
-local notify = require('ttyoffer.shared.notify')
 
 -- What the host waits for ssh, and what the editor waits for the host (ms).
 M.SSH_WAIT_MS = 300
@@ -17,11 +16,10 @@ local ASK_MS = 450
 -- recently (ms); a late kill always is.
 local LATE_LIST_MS = 60000
 
-local waiting_lists = {} --- @type table<string, integer> dest -> vim.uv.now() asked
-
-local function sanitize(text, width)
-  return require('ttyoffer.shared.title').sanitize(tostring(text), width)
-end
+-- Lists answered stale, by dest, and kills not answered yet, by dest:name:
+-- what shows their late answer.
+local waiting_lists = {} --- @type table<string, {at: integer, show: function}>
+local waiting_kills = {} --- @type table<string, function>
 
 --- The sessions on `dest`: the list, the error, and, when ssh did not
 --- answer in time, stale = true and since when the list is known.
@@ -38,64 +36,33 @@ function M.sessions(dest, wait_ms)
   return answer.sessions or {}, nil, answer.stale, answer.known_at
 end
 
---- The lines of a list of `dest`'s sessions.
+--- `:TtyRun list {dest}`: `show(sessions, err, stale, known_at)` now, and
+--- again with the fresh list when it was stale and the answer comes.
 --- @param dest string
---- @param sessions {name: string, created: integer, state: string, ended: table?}[]
---- @return string[]
-function M.lines(dest, sessions, err, stale, known_at)
-  if err then
-    return { ('sessions on %s: %s'):format(dest, sanitize(err, 300)) }
-  end
-  local age = require('ttyoffer.runs.runcmd').age
-  local now = os.time()
-  local lines = {}
-  if stale then
-    local since = (known_at or 0) > 0 and ('known %s ago'):format(age(math.max(0, now - math.floor(known_at))))
-      or 'nothing known yet'
-    table.insert(lines, ('%s has not answered yet (%s); its answer follows when it comes'):format(dest, since))
-  end
-  if #sessions == 0 then
-    table.insert(lines, (stale and 'no sessions known on ' or 'no sessions on ') .. dest)
-    return lines
-  end
-  table.insert(lines, ('%-20s %-8s %s'):format('session on ' .. dest, 'age', 'state'))
-  for _, s in ipairs(sessions) do
-    local state = s.state
-    if s.ended then
-      state = '(' .. require('ttyoffer.runs').describe(s.ended) .. ')'
-    elseif s.state == 'unreachable' then
-      state = 'unreachable: its terminal is gone (kill ends it)'
-    end
-    table.insert(lines, ('%-20s %-8s %s'):format(s.name, age(math.max(0, now - s.created)), state))
-  end
-  return lines
-end
-
---- `:TtyRun list {dest}`: its lines now; when stale, the fresh list is
---- shown again once it comes.
---- @param dest string
---- @return string[]
-function M.list_lines(dest)
+--- @param show fun(sessions: table[], err: string?, stale: boolean?, known_at: number?)
+function M.list(dest, show)
   local sessions, err, stale, known_at = M.sessions(dest)
   if stale then
-    waiting_lists[dest] = vim.uv.now()
+    waiting_lists[dest] = { at = vim.uv.now(), show = show }
   end
-  return M.lines(dest, sessions, err, stale, known_at)
+  show(sessions, err, stale, known_at)
 end
 
---- `:TtyRun kill {dest}:{name}`: told now, or once the answer comes.
+--- `:TtyRun kill {dest}:{name}`: `tell(answer)` now ({pending = true} when
+--- it is not known yet), and once more when the answer comes.
 --- @param dest string
 --- @param name string
-function M.kill(dest, name)
+--- @param tell fun(answer: {ended: boolean?, error: string?, pending: boolean?})
+function M.kill(dest, name, tell)
   local answer, err = host.request_within(ASK_MS, 'remote_kill', dest, name, config.current.runs.ssh, M.SSH_WAIT_MS)
   if not answer then
-    error('(ttyoffer) :TtyRun kill: ' .. sanitize(err, 300), 0)
-  end
-  if answer.pending then
-    notify.answer(('asking %s to end session %s; you will be told'):format(dest, name))
+    tell({ error = err })
     return
   end
-  M.answered(dest, 'kill', name, answer)
+  if answer.pending then
+    waiting_kills[dest .. ':' .. name] = tell
+  end
+  tell(answer)
 end
 
 --- run:kill(sig) of a remote run: to the program there, never waited for.
@@ -115,26 +82,23 @@ function M.check_argv(dest)
   return answer.argv
 end
 
---- A list or kill answered (at once, or late: the host's `remote_answer`).
+--- A list or kill answered late (the host's `remote_answer`).
 --- @param dest string
 --- @param action 'list'|'kill'
 --- @param name string
 --- @param answer table
 function M.answered(dest, action, name, answer)
   if action == 'list' then
-    local asked = waiting_lists[dest]
+    local waiting = waiting_lists[dest]
     waiting_lists[dest] = nil
-    if asked and vim.uv.now() - asked < LATE_LIST_MS then
-      local lines = M.lines(dest, answer.sessions or {}, answer.error)
-      notify.answer(table.concat(lines, '\n'))
+    if waiting and vim.uv.now() - waiting.at < LATE_LIST_MS then
+      waiting.show(answer.sessions or {}, answer.error)
     end
   elseif action == 'kill' then
-    if answer.error then
-      notify.answer(('kill %s:%s: %s'):format(dest, name, sanitize(answer.error, 300)), vim.log.levels.ERROR)
-    elseif answer.ended then
-      notify.answer(('session %s on %s ended'):format(name, dest))
-    else
-      notify.answer(('no live session %s on %s'):format(name, dest), vim.log.levels.WARN)
+    local tell = waiting_kills[dest .. ':' .. name]
+    waiting_kills[dest .. ':' .. name] = nil
+    if tell then
+      tell(answer)
     end
   end
 end

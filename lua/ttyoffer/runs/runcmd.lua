@@ -139,10 +139,59 @@ local function remote_runs()
   return require('ttyoffer.runs.remote')
 end
 
+--- The lines of `:TtyRun list {dest}`: the sessions on that machine; when
+--- it has not answered in time, what is known of them, said to be stale.
+--- @param dest string
+--- @return string[]
+function M.remote_list_lines(dest, sessions, err, stale, known_at)
+  local sanitize = require('ttyoffer.shared.title').sanitize
+  if err then
+    return { ('sessions on %s: %s'):format(dest, sanitize(err, 300)) }
+  end
+  local now = os.time()
+  local lines = {}
+  if stale then
+    local since = (known_at or 0) > 0 and ('known %s ago'):format(M.age(math.max(0, now - math.floor(known_at))))
+      or 'nothing known yet'
+    table.insert(lines, ('%s has not answered yet (%s); its answer follows when it comes'):format(dest, since))
+  end
+  if #sessions == 0 then
+    table.insert(lines, (stale and 'no sessions known on ' or 'no sessions on ') .. dest)
+    return lines
+  end
+  table.insert(lines, ('%-20s %-8s %s'):format('session on ' .. dest, 'age', 'state'))
+  for _, s in ipairs(sessions) do
+    local state = s.state
+    if s.ended then
+      state = '(' .. runs().describe(s.ended) .. ')'
+    elseif s.state == 'unreachable' then
+      state = 'unreachable: its terminal is gone (kill ends it)'
+    end
+    table.insert(lines, ('%-20s %-8s %s'):format(s.name, M.age(math.max(0, now - s.created)), state))
+  end
+  return lines
+end
+
+--- What `:TtyRun kill {dest}:{name}` says of an answer (now or late).
+local function tell_remote_kill(dest, name, answer)
+  local sanitize = require('ttyoffer.shared.title').sanitize
+  if answer.error then
+    notify.answer(('(ttyoffer) :TtyRun kill %s:%s: %s'):format(dest, name, sanitize(answer.error, 300)), ERROR)
+  elseif answer.pending then
+    notify.answer(('asking %s to end session %s; you will be told'):format(dest, name))
+  elseif answer.ended then
+    notify.answer(('session %s on %s ended'):format(name, dest))
+  else
+    notify.answer(('no live session %s on %s'):format(name, dest), vim.log.levels.WARN)
+  end
+end
+
 M.subcommands = {
   list = function(args)
     if args[1] then
-      notify.answer(table.concat(remote_runs().list_lines(args[1]), '\n'))
+      remote_runs().list(args[1], function(...)
+        notify.answer(table.concat(M.remote_list_lines(args[1], ...), '\n'))
+      end)
       return
     end
     notify.answer(table.concat(M.list_lines(), '\n'))
@@ -180,7 +229,9 @@ M.subcommands = {
     end
     local dest, name = M.split_remote(args[1])
     if dest then
-      remote_runs().kill(dest, name)
+      remote_runs().kill(dest, name, function(answer)
+        tell_remote_kill(dest, name, answer)
+      end)
       return
     end
     local answer, err = runs().kill_session(args[1])
