@@ -303,3 +303,38 @@ class Stream:
     def flush(self) -> bytes:
         held, self._held = self._held, b""
         return held
+
+
+def told_ending(
+    stream: Stream, host: str, session: str, code: int | None
+) -> tuple[int, int, str, str] | None:
+    """A remote run's ending (code, signal, reason, message): the remote
+    program's own, as the remote side told it; an ssh that ended without
+    telling one lost its connection (or never had one: ssh said why in the
+    pane; None keeps ssh's own exit)."""
+    ending = stream.ending
+    if ending is None:
+        if stream.attached:
+            return (
+                255,
+                0,
+                "disconnected",
+                f"disconnected from {host}: session {session} goes on there; r re-attaches",
+            )
+        if code == 255:
+            return 255, 0, "exited", f"ssh could not reach {host} (its words above)"
+        return None
+    if ending.reason == "detached":
+        return ending.code, ending.signal, "closed", f"detached: session {session} goes on on {host}"
+    if ending.reason == "unreachable":
+        said = f"session {session} on {host} runs, but its terminal is gone: "
+        said += f":TtyRun kill {host}:{session} ends it"
+        return ending.code, ending.signal, "closed", said
+    if ending.reason == "gone":
+        return (
+            ending.code,
+            ending.signal,
+            "exited",
+            f"session {session} on {host} ended without its program's ending",
+        )
+    return ending.code, ending.signal, ending.reason, f"on {host}"

@@ -633,39 +633,12 @@ class RunTable:
         if run.told:
             return
         if run.remote is not None and run.reason != "closed":
-            self._remote_ending(run, run.remote)
+            told = remote.told_ending(run.remote, run.spec.host, run.session, run.code)
+            if told is not None:
+                run.code, run.signal, run.reason, run.message = told
         run.told = True
         self._presenter.run_exit(run)
         self._finish_if_forgotten(run)
-
-    def _remote_ending(self, run: Run, stream: remote.Stream) -> None:
-        """A remote run's ending: the remote program's own, as the remote
-        side told it; an ssh that ended without telling one lost its
-        connection (or never had one: ssh said why in the pane)."""
-        host = run.spec.host
-        ending = stream.ending
-        if ending is None:
-            if stream.attached:
-                run.code, run.signal, run.reason = 255, 0, "disconnected"
-                run.message = f"disconnected from {host}: session {run.session} goes on there; r re-attaches"
-            elif run.code == 255:
-                run.message = f"ssh could not reach {host} (its words above)"
-            return
-        run.code, run.signal = ending.code, ending.signal
-        if ending.reason == "detached":
-            run.reason, run.message = "closed", f"detached: session {run.session} goes on on {host}"
-        elif ending.reason == "unreachable":
-            run.reason = "closed"
-            run.message = (
-                f"session {run.session} on {host} runs, but its terminal is gone: "
-                f":TtyRun kill {host}:{run.session} ends it"
-            )
-        elif ending.reason == "gone":
-            run.reason = "exited"
-            run.message = f"session {run.session} on {host} ended without its program's ending"
-        else:
-            run.reason = ending.reason
-            run.message = f"on {host}"
 
     def _finish_if_forgotten(self, run: Run) -> None:
         if run.forgotten:
