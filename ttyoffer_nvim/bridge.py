@@ -175,6 +175,9 @@ class NvimPresenter:
         }
         send_event(self._nvim, "run_exit", run.id, result)
 
+    def remote_answer(self, dest: str, action: str, name: str, answer: dict[str, Any]) -> None:
+        send_event(self._nvim, "remote_answer", dest, action, name, answer)
+
     def editor_waits_for_user(self, callback: Callable[[bool | None], None]) -> None:
         """nvim_get_mode: `blocking` is true while Neovim waits for the user.
         It answers at once then (a hit-enter prompt), and otherwise once it
@@ -420,10 +423,7 @@ class TtyOfferHost:
         if self._remote_calls is None:
             from .runs.remote_calls import RemoteCalls
 
-            def told(dest: str, action: str, name: str, answer: dict[str, Any]) -> None:
-                send_event(self._nvim, "remote_answer", dest, action, name, answer)
-
-            self._remote_calls = RemoteCalls(told)
+            self._remote_calls = RemoteCalls(self._presenter.remote_answer)
         return self._remote_calls
 
     async def remote_sessions(self, dest: Any, ssh: Any, wait_ms: int) -> dict[str, Any]:

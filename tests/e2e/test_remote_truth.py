@@ -25,16 +25,32 @@ remote_host = test_remote_runs.remote_host
 remote_sandbox = test_remote_runs.remote_sandbox
 
 
+def parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def session_parts(remote_host: Remote, name: str) -> tuple[int, int, int]:
-    """(the wrapper, script(1), dtach's master) of session `name`, as the
-    wrapper wrote them down; each checked against the process table."""
-    pidfile = remote_host.folder / f"{name}.pid"
-    wrapper, script, master = (int(word) for word in pidfile.read_text().split())
+    """(the wrapper, script(1), dtach's master) of session `name`, found in
+    the process table: the wrapper is the sh started for the session's
+    name, script its parent, the master script's."""
+
+    def wrapper() -> int | None:
+        for pid in remote_host.account.processes():
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"ttyoffer-session" in argv and f"TTYOFFER_NAME={name}".encode() in environ:
+                return pid
+        return None
+
+    found = wait_until(wrapper, 30, f"the wrapper of session {name}")
+    script = parent(found)
+    master = parent(script)
     assert Path(f"/proc/{script}/cmdline").read_bytes().split(b"\0")[0].endswith(b"script")
     assert Path(f"/proc/{master}/cmdline").read_bytes().split(b"\0")[0].endswith(b"dtach")
-    stat = Path(f"/proc/{script}/stat").read_text()
-    assert int(stat.rsplit(")", 1)[1].split()[1]) == master, "script's parent is not the master"
-    return wrapper, script, master
+    return found, script, master
 
 
 def listing(ed: Editor) -> str:

@@ -58,10 +58,6 @@ CLOSED_CODE = 128 + signal.SIGHUP
 # is seen gone, before it is hung up.
 TMUX_HOOK_GRACE = 0.3
 NOT_STARTED_CODE = 127
-# Seconds after keys typed with echo off (a password) during which the
-# program's end finds a secret still being typed (ssh's last "Permission
-# denied" comes a few seconds after its last question).
-SECRET_WINDOW = 10.0
 TERM = "xterm-256color"
 
 
@@ -131,13 +127,11 @@ class Run:
     tmux_ending: tmux_runs.Ending | None = None
     # A run on another machine: the markers of its connection.
     remote: remote.Stream | None = None
-    # When keys were last typed into its terminal with echo off (a password
-    # being asked): the keys still being typed when it ends are a secret.
-    typed_unechoed_at: float = 0.0
-
-    @property
-    def typing_secret(self) -> bool:
-        return bool(self.typed_unechoed_at) and time.monotonic() - self.typed_unechoed_at < SECRET_WINDOW
+    # Keys were typed into its terminal with echo off (a password being
+    # asked) and no line has been typed with echo on since: the keys still
+    # being typed when it ends are a secret (the next password, ahead of a
+    # question that never comes).
+    typing_secret: bool = False
 
     @property
     def throttled(self) -> bool:
@@ -486,7 +480,9 @@ class RunTable:
         run = self._runs.get(run_id)
         if run is not None and run.relay is not None and run.pty is not None and run.pty.master >= 0:
             if not echoes(run.pty.master):
-                run.typed_unechoed_at = time.monotonic()
+                run.typing_secret = True
+            elif b"\r" in data or b"\n" in data:
+                run.typing_secret = False
             run.relay.write(data)
 
     def acknowledge(self, run_id: int, count: int) -> None:

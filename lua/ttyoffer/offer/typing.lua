@@ -87,7 +87,7 @@ function M.drop_until_pause(secret)
     return
   end
   -- Keys waiting to be read are being typed too (a wait reads them late).
-  if secret or M.until_pause() > 0 or vim.fn.getchar(1) ~= 0 then
+  if M.until_pause() > 0 or vim.fn.getchar(1) ~= 0 then
     last_key = vim.uv.now()
     dropping = true
     secret_line = secret == true
