@@ -127,9 +127,10 @@ class Run:
     tmux_ending: tmux_runs.Ending | None = None
     # A run on another machine: the markers of its connection.
     remote: remote.Stream | None = None
-    # Keys were typed into its terminal with echo off (a password being
-    # asked) and no line has been typed with echo on since: the keys still
-    # being typed when it ends are a secret (the next password, ahead of a
+    # Keys were typed into its terminal with echo off in line mode (a
+    # password being asked), and since then neither a line typed with echo
+    # on nor a raw terminal (a session begun): the keys still being typed
+    # when it ends are a secret (the next password, typed ahead of a
     # question that never comes).
     typing_secret: bool = False
 
@@ -156,14 +157,16 @@ def run_environment(spec: RunSpec, login_path: str, slave_path: str) -> dict[str
     return env
 
 
-def echoes(master: int) -> bool:
-    """Whether the terminal echoes what is typed: its own mode, read through
-    the master (Linux gives the pair's termios there). A program asking a
-    password turns it off."""
+def line_mode(master: int) -> tuple[bool, bool]:
+    """(echo, canonical) of the terminal: its own mode, read through the
+    master (Linux gives the pair's termios there). A program asking a
+    password turns echo off and keeps lines (getpass, readpassphrase); one
+    reading keys (an editor, ssh's session) turns both off."""
     try:
-        return bool(termios.tcgetattr(master)[3] & termios.ECHO)
+        lflag = termios.tcgetattr(master)[3]
     except (OSError, termios.error):
-        return True
+        return True, True
+    return bool(lflag & termios.ECHO), bool(lflag & termios.ICANON)
 
 
 def resolve(program: str, path: str, cwd: str) -> tuple[str | None, str, str]:
@@ -479,9 +482,10 @@ class RunTable:
     def write(self, run_id: int, data: bytes) -> None:
         run = self._runs.get(run_id)
         if run is not None and run.relay is not None and run.pty is not None and run.pty.master >= 0:
-            if not echoes(run.pty.master):
+            echo, canonical = line_mode(run.pty.master)
+            if canonical and not echo:
                 run.typing_secret = True
-            elif b"\r" in data or b"\n" in data:
+            elif not canonical or b"\r" in data or b"\n" in data:
                 run.typing_secret = False
             run.relay.write(data)
 
@@ -511,6 +515,8 @@ class RunTable:
             return
         data, eof = run.relay.read_batch()
         run.eof = run.eof or eof
+        if run.typing_secret and data and not line_mode(run.pty.master)[1]:
+            run.typing_secret = False  # raw: a session began (the password was taken)
         if run.remote is not None:
             for part in run.remote.feed(data) + ([run.remote.flush()] if run.eof else []):
                 if isinstance(part, str):
