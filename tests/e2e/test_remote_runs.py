@@ -287,6 +287,10 @@ def test_a_dropped_connection_is_no_ending_and_r_reattaches(
         buf = ed.lua("return require('ttyoffer.runs').get(...).pane.buf", run_id)
         ed.nvim.command(f"call win_gotoid(bufwinid({buf}))")
         wait_until(lambda: ed.mode().startswith("n"), 10, "normal mode")
+        # The password was typed a moment before the end: keys are the
+        # editor's again once the typing has paused.
+        typing = "return require('ttyoffer.offer.typing').dropping()"
+        wait_until(lambda: not ed.lua(typing), 10, "a pause in the typing")
         ed.nvim.input("r")
         again = last_run(ed, run_id)
         answer_login(ed, again, password, new_host=False)
