@@ -427,10 +427,18 @@ class TtyOfferHost:
         return self._remote_calls
 
     async def remote_sessions(self, dest: Any, ssh: Any, wait_ms: int) -> dict[str, Any]:
+        from .runs import remote
+
+        if not isinstance(dest, str):
+            return {"error": remote.refusal(dest)}
         words = ssh if isinstance(ssh, list) else []
         return await self.remote_calls.sessions(words, dest, wait_ms / 1000)
 
     async def remote_kill(self, dest: Any, name: Any, ssh: Any, wait_ms: int) -> dict[str, Any]:
+        from .runs import remote, sessions
+
+        if not isinstance(dest, str) or not isinstance(name, str):
+            return {"error": remote.refusal(dest) or sessions.refusal(name)}
         words = ssh if isinstance(ssh, list) else []
         return await self.remote_calls.kill(words, dest, name, wait_ms / 1000)
 
@@ -488,7 +496,8 @@ class TtyOfferHost:
     # -- notifications --------------------------------------------------------
 
     def remote_signal(self, dest: Any, name: Any, ssh: Any, signum: int) -> None:
-        self.remote_calls.signal(ssh if isinstance(ssh, list) else [], dest, name, signum)
+        if isinstance(dest, str) and isinstance(name, str):
+            self.remote_calls.signal(ssh if isinstance(ssh, list) else [], dest, name, signum)
 
     def refill(self, count: int, rows: int, cols: int) -> None:
         ptys, error = self._allocate(count, rows, cols)

@@ -97,7 +97,8 @@ end
 
 --- @return boolean whether typed keys are being dropped
 function M.dropping()
-  return secret_line or (dropping and M.until_pause() > 0)
+  local secret = secret_line and vim.uv.now() - last_key < SECRET_PAUSE_MS
+  return secret or (dropping and M.until_pause() > 0)
 end
 
 --- Milliseconds until the user will have paused typing long enough.
