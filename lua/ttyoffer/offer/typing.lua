@@ -80,9 +80,7 @@ end
 --- Drop the keys the user is still typing, until they pause: those meant
 --- for a prompt window that went must not reach whatever has focus after it
 --- (the document, in whatever mode). Nothing when they are not typing.
---- @param secret boolean? what is being typed is a secret (it was typed
----   with echo off): dropped to the end of its line even across a pause.
-function M.drop_until_pause(secret)
+function M.drop_until_pause()
   if not (CAN_DROP and watching) then
     return
   end
@@ -90,8 +88,23 @@ function M.drop_until_pause(secret)
   if M.until_pause() > 0 or vim.fn.getchar(1) ~= 0 then
     last_key = vim.uv.now()
     dropping = true
-    secret_line = secret == true
     start_ticking()
+  end
+end
+
+--- The same for a run's pane whose program ended (nothing else takes
+--- focus): the pause is the user's own, measured between their keys only
+--- (a loaded machine's slow ticks do not keep it going).
+--- @param secret boolean? what is being typed is a secret (the last line
+---   went to a terminal with echo off): dropped to the end of its line
+---   even across a pause (up to SECRET_PAUSE_MS).
+function M.drop_typed_ahead(secret)
+  if not (CAN_DROP and watching) then
+    return
+  end
+  if M.until_pause() > 0 or vim.fn.getchar(1) ~= 0 then
+    dropping = true
+    secret_line = secret == true
   end
 end
 

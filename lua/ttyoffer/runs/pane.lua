@@ -187,7 +187,7 @@ end
 --- @param secret boolean?
 function M.finished(pane, secret)
   if api.nvim_get_current_win() == pane.win and api.nvim_get_mode().mode == 't' then
-    require('ttyoffer.offer.typing').drop_until_pause(secret)
+    require('ttyoffer.offer.typing').drop_typed_ahead(secret)
     vim.cmd.stopinsert()
   end
 end
