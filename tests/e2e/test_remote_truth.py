@@ -199,3 +199,9 @@ def test_a_stalled_connection_or_host_never_holds_the_editor(
                 lambda: ed.lua("return vim.fn.getcompletion(...)", f"TtyRun! {KEYED}:", "cmdline")
             )
             assert took < HELD_AT_MOST
+            # An attach opens its pane at once; its ssh starts when the host is back.
+            took, _ = timed(lambda: ed.nvim.command(f"TtyRun! {KEYED}:later sleep 315"))
+            assert took < HELD_AT_MOST, took
+        wait_until(
+            lambda: remote_processes(remote_host.account, "315"), 30, "the attach once the host is back"
+        )
