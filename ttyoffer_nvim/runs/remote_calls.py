@@ -8,10 +8,9 @@ answered by then is answered from what is known (the last list of that
 machine, marked stale), and the real answer is told to the editor when it
 comes (`told`), so a list or a completion can be refreshed.
 
-The output goes to files, not pipes: an ssh that reuses a connection hands
-its stdout and stderr to the ControlMaster, so a stopped master keeps a pipe
-open after the client is killed, and its end of file never comes (as with a
-tmux client and its server).
+The output goes to files (offloop.call): an ssh that reuses a connection
+hands its stdout and stderr to the ControlMaster, and a stopped master keeps
+a pipe open after the client is killed.
 
 Standard library only.
 """
@@ -19,15 +18,13 @@ Standard library only.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import remote
+from . import offloop, remote
 from .sessions import refusal as name_refusal
 from .tmux import Ending, ending_dict
 
@@ -70,23 +67,13 @@ def parse_list(output: str) -> tuple[list[dict[str, Any]], str]:
 async def call_ssh(argv: list[str], timeout: float = CALL_TIMEOUT) -> tuple[int, str, str]:
     """(exit status, stdout, stderr) of `argv`; exit 255 and why when it
     cannot start or does not end in time (then it is killed)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as errors:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=errors, start_new_session=True
-            )
-        except OSError as err:
-            return 255, "", f"{argv[0]}: {err.strerror or err}"
-        try:
-            code = await asyncio.wait_for(proc.wait(), timeout)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
-            return 255, "", f"no answer within {timeout:g} s (is the connection stalled?)"
-        out.seek(0)
-        errors.seek(0)
-        return code, out.read().decode("utf-8", "replace"), errors.read().decode("utf-8", "replace")
+    try:
+        done = await offloop.call(argv, timeout)
+    except OSError as err:
+        return 255, "", f"{argv[0]}: {err.strerror or err}"
+    if done is None:
+        return 255, "", f"no answer within {timeout:g} s (is the connection stalled?)"
+    return done
 
 
 def _failure(dest: str, code: int, stderr: str) -> str:
