@@ -579,7 +579,13 @@ function B.remote_attach(n, dest, ssh_true, exit_argv)
       attached:wait(5000)
     end
   end
-  require('ttyoffer.runs').kill_remote(dest, 'rbench')
+  local killed = false
+  require('ttyoffer.runs.remote').kill(dest, 'rbench', function(answer)
+    killed = not answer.pending
+  end)
+  vim.wait(15000, function()
+    return killed
+  end)
   vim.system(exit_argv):wait()
   vim.cmd('stopinsert')
   return samples

@@ -31,6 +31,7 @@ from .term.keeper import KeeperLink
 # most hosts are, does without their megabyte.
 if TYPE_CHECKING:
     from .runs import tmux
+    from .runs.remote_calls import RemoteCalls
     from .runs.runs import Run, RunTable
 
 log = logging.getLogger(__name__)
@@ -169,8 +170,13 @@ class NvimPresenter:
             "signal_name": name,
             "reason": run.reason,
             "message": run.message,
+            # Not the result's: what the pane does with the keys still typed.
+            "typing_secret": run.typing_secret,
         }
         send_event(self._nvim, "run_exit", run.id, result)
+
+    def remote_answer(self, dest: str, action: str, name: str, answer: dict[str, Any]) -> None:
+        send_event(self._nvim, "remote_answer", dest, action, name, answer)
 
     def editor_waits_for_user(self, callback: Callable[[bool | None], None]) -> None:
         """nvim_get_mode: `blocking` is true while Neovim waits for the user.
@@ -209,6 +215,7 @@ class TtyOfferHost:
         self._presenter = NvimPresenter(nvim)
         self._table: OfferTable | None = None
         self._runs: RunTable | None = None
+        self._remote_calls: RemoteCalls | None = None
         self._keeper: KeeperLink | None = None
         self._keeper_restarts: list[float] = []
         self._asked: set[asyncio.Future[Any]] = set()
@@ -399,18 +406,41 @@ class TtyOfferHost:
         return {"sessions": [s.as_dict() for s in found]}
 
     def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any, signum: Any) -> dict[str, Any]:
-        """The argv of a list, kill, check or signal on `dest` (fast: nothing
-        is asked of the network here; the editor runs it)."""
+        """The argv of `:TtyRun check` (fast: nothing is asked of the
+        network here; the editor runs it in a pane)."""
         from .runs import remote
 
-        if action not in ("list", "kill", "check", "signal"):
-            return {"error": f"no remote action {action!r}"}
+        if action != "check":
+            return {"error": f"no remote action {action!r} here"}
         words = ssh if isinstance(ssh, list) else []
-        argv = [str(signum)] if action == "signal" else None
-        built = remote.command(words, dest, str(action), name, argv, os.environ.get("XDG_RUNTIME_DIR"))
+        built = remote.command(words, dest, "check", name, None, os.environ.get("XDG_RUNTIME_DIR"))
         if isinstance(built, str):
             return {"error": built}
         return {"argv": built.argv, "name": built.name}
+
+    @property
+    def remote_calls(self) -> RemoteCalls:
+        if self._remote_calls is None:
+            from .runs.remote_calls import RemoteCalls
+
+            self._remote_calls = RemoteCalls(self._presenter.remote_answer)
+        return self._remote_calls
+
+    async def remote_sessions(self, dest: Any, ssh: Any, wait_ms: int) -> dict[str, Any]:
+        from .runs import remote
+
+        if not isinstance(dest, str):
+            return {"error": remote.refusal(dest)}
+        words = ssh if isinstance(ssh, list) else []
+        return await self.remote_calls.sessions(words, dest, wait_ms / 1000)
+
+    async def remote_kill(self, dest: Any, name: Any, ssh: Any, wait_ms: int) -> dict[str, Any]:
+        from .runs import remote, sessions
+
+        if not isinstance(dest, str) or not isinstance(name, str):
+            return {"error": remote.refusal(dest) or sessions.refusal(name)}
+        words = ssh if isinstance(ssh, list) else []
+        return await self.remote_calls.kill(words, dest, name, wait_ms / 1000)
 
     async def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
         from .runs import tmux
@@ -464,6 +494,10 @@ class TtyOfferHost:
         task.add_done_callback(done)
 
     # -- notifications --------------------------------------------------------
+
+    def remote_signal(self, dest: Any, name: Any, ssh: Any, signum: int) -> None:
+        if isinstance(dest, str) and isinstance(name, str):
+            self.remote_calls.signal(ssh if isinstance(ssh, list) else [], dest, name, signum)
 
     def refill(self, count: int, rows: int, cols: int) -> None:
         ptys, error = self._allocate(count, rows, cols)

@@ -106,6 +106,11 @@ function M.answer(token, result, error)
   host.answered(token, result, error)
 end
 
+--- A remote list or kill answered after its request stopped waiting.
+function M.remote_answer(dest, action, name, answer)
+  require('ttyoffer.runs.remote').answered(dest, action, name, answer)
+end
+
 --- The command asked while the editor served nothing, and was hung up.
 --- @param offer_id integer
 --- @param question string

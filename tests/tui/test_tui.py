@@ -211,6 +211,9 @@ def test_a_run_in_the_tui_asks_is_answered_and_tells_its_end(tui: tuple[Tui, Edi
     assert "q closes" in bar and "<C-n>" not in bar, bar  # Normal mode now: q alone
     # The pane left Terminal mode when its program ended: q alone closes it.
     wait_until(lambda: ed.nvim.api.get_mode()["mode"] == "nt", what="Normal mode in the finished pane")
+    # Keys typed as it ended were the program's: the editor's again after a pause.
+    typing = "return require('ttyoffer.offer.typing').dropping()"
+    wait_until(lambda: not ed.lua(typing), what="a pause in the typing")
     term.type("q")
     term.wait_gone("Hello, Ada")
     assert "first line of the notes" in term.text()

@@ -171,3 +171,38 @@ def test_the_shared_connection_is_the_process_listening_in_our_control_folder() 
             proc.kill()
             proc.wait()
         shutil.rmtree(tmp_path)
+
+
+def test_a_remote_list_is_read_by_the_host_and_odd_lines_are_skipped() -> None:
+    from ttyoffer_nvim.runs.remote_calls import parse_list
+
+    out = (
+        "session\tbuild\t100\t\t\t\trunning\n"
+        "session\tdeaf\t101\t\t\t\tunreachable\n"
+        "session\tdone\t102\t3\t0\texited\tended\n"
+        "session\tkilled\t103\t143\t15\tsignal\tended\n"
+        "session\tbad name\t104\t\t\t\trunning\n"
+        "session\tshort\t105\n"
+        "noise\n"
+    )
+    found, problem = parse_list(out)
+    assert problem == ""
+    assert [(s["name"], s["state"]) for s in found] == [
+        ("build", "running"),
+        ("deaf", "unreachable"),
+        ("done", "ended"),
+        ("killed", "ended"),
+    ]
+    assert found[2]["ended"]["code"] == 3 and found[3]["ended"]["signal_name"] == "SIGTERM"
+    assert parse_list("error\tnot yours alone\n") == ([], "not yours alone")
+
+
+def test_a_call_that_does_not_end_in_time_is_killed_and_said() -> None:
+    import asyncio
+
+    from ttyoffer_nvim.runs.remote_calls import call_ssh
+
+    start = time.monotonic()
+    code, _, said = asyncio.run(call_ssh(["sleep", "30"], timeout=0.3))
+    assert code == 255 and "no answer within 0.3 s" in said
+    assert time.monotonic() - start < 10

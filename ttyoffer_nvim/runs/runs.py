@@ -30,6 +30,7 @@ import contextlib
 import os
 import shutil
 import signal
+import termios
 import threading
 import time
 from collections.abc import Coroutine
@@ -126,6 +127,12 @@ class Run:
     tmux_ending: tmux_runs.Ending | None = None
     # A run on another machine: the markers of its connection.
     remote: remote.Stream | None = None
+    # Keys were typed into its terminal with echo off in line mode (a
+    # password being asked), and since then neither a line typed with echo
+    # on nor a raw terminal (a session begun): the keys still being typed
+    # when it ends are a secret (the next password, typed ahead of a
+    # question that never comes).
+    typing_secret: bool = False
 
     @property
     def throttled(self) -> bool:
@@ -148,6 +155,18 @@ def run_environment(spec: RunSpec, login_path: str, slave_path: str) -> dict[str
         env["TERM"] = TERM
     env["GPG_TTY"] = slave_path
     return env
+
+
+def line_mode(master: int) -> tuple[bool, bool]:
+    """(echo, canonical) of the terminal: its own mode, read through the
+    master (Linux gives the pair's termios there). A program asking a
+    password turns echo off and keeps lines (getpass, readpassphrase); one
+    reading keys (an editor, ssh's session) turns both off."""
+    try:
+        lflag = termios.tcgetattr(master)[3]
+    except (OSError, termios.error):
+        return True, True
+    return bool(lflag & termios.ECHO), bool(lflag & termios.ICANON)
 
 
 def resolve(program: str, path: str, cwd: str) -> tuple[str | None, str, str]:
@@ -463,6 +482,11 @@ class RunTable:
     def write(self, run_id: int, data: bytes) -> None:
         run = self._runs.get(run_id)
         if run is not None and run.relay is not None and run.pty is not None and run.pty.master >= 0:
+            echo, canonical = line_mode(run.pty.master)
+            if canonical and not echo:
+                run.typing_secret = True
+            elif not canonical or b"\r" in data or b"\n" in data:
+                run.typing_secret = False
             run.relay.write(data)
 
     def acknowledge(self, run_id: int, count: int) -> None:
@@ -491,6 +515,8 @@ class RunTable:
             return
         data, eof = run.relay.read_batch()
         run.eof = run.eof or eof
+        if run.typing_secret and data and not line_mode(run.pty.master)[1]:
+            run.typing_secret = False  # raw: a session began (the password was taken)
         if run.remote is not None:
             for part in run.remote.feed(data) + ([run.remote.flush()] if run.eof else []):
                 if isinstance(part, str):
@@ -609,33 +635,12 @@ class RunTable:
         if run.told:
             return
         if run.remote is not None and run.reason != "closed":
-            self._remote_ending(run, run.remote)
+            told = remote.told_ending(run.remote, run.spec.host, run.session, run.code)
+            if told is not None:
+                run.code, run.signal, run.reason, run.message = told
         run.told = True
         self._presenter.run_exit(run)
         self._finish_if_forgotten(run)
-
-    def _remote_ending(self, run: Run, stream: remote.Stream) -> None:
-        """A remote run's ending: the remote program's own, as the remote
-        side told it; an ssh that ended without telling one lost its
-        connection (or never had one: ssh said why in the pane)."""
-        host = run.spec.host
-        ending = stream.ending
-        if ending is None:
-            if stream.attached:
-                run.code, run.signal, run.reason = 255, 0, "disconnected"
-                run.message = f"disconnected from {host}: session {run.session} goes on there; r re-attaches"
-            elif run.code == 255:
-                run.message = f"ssh could not reach {host} (its words above)"
-            return
-        run.code, run.signal = ending.code, ending.signal
-        if ending.reason == "detached":
-            run.reason, run.message = "closed", f"detached: session {run.session} goes on on {host}"
-        elif ending.reason == "gone":
-            run.reason = "exited"
-            run.message = f"session {run.session} on {host} ended without its program's ending"
-        else:
-            run.reason = ending.reason
-            run.message = f"on {host}"
 
     def _finish_if_forgotten(self, run: Run) -> None:
         if run.forgotten:

@@ -36,6 +36,9 @@ M.events = {
   run_exit = { 'run_id', 'result' },
   -- The answer to an `ask`: the request's value, or why there is none.
   answer = { 'token', 'result', 'error' },
+  -- A remote list or kill answered after its request stopped waiting: what it
+  -- would have given.
+  remote_answer = { 'dest', 'action', 'name', 'answer' },
 }
 
 --- Editor -> host: RPC methods ('ttyoffer_' .. name), their arguments, and
@@ -89,10 +92,21 @@ M.methods = {
   tmux_list = { kind = 'request', args = { 'server' } },
   -- End one of our tmux sessions: {ended} or {error}.
   tmux_kill = { kind = 'request', args = { 'session', 'server' } },
-  -- The local argv that does `action` (list, kill, check, signal: with
-  -- signum) on an ssh destination: {argv}, or {error}. Built by the host, run
-  -- by the editor.
+  -- The local argv of `:TtyRun check` on an ssh destination (run in a pane:
+  -- ssh may ask): {argv}, or {error}.
   remote_command = { kind = 'request', args = { 'dest', 'action', 'name', 'ssh', 'signum' } },
+  -- The sessions on an ssh destination, asked of it over the shared
+  -- connection, waited for `wait_ms` at most: {sessions}, else what is known
+  -- with {stale = true, known_at} (the answer comes later as
+  -- `remote_answer`), or {error}.
+  remote_sessions = { kind = 'request', args = { 'dest', 'ssh', 'wait_ms' } },
+  -- End session `name` on an ssh destination, waited for `wait_ms` at most:
+  -- {name, ended}, {pending = true} (the answer comes later as
+  -- `remote_answer`), or {error}.
+  remote_kill = { kind = 'request', args = { 'dest', 'name', 'ssh', 'wait_ms' } },
+  -- run:kill(signal) of a remote run: to the session's program on that
+  -- machine, never waited for.
+  remote_signal = { kind = 'notify', args = { 'dest', 'name', 'ssh', 'signum' } },
   -- A request the editor waits for with a bound of its own (host.request):
   -- the answer comes as the `answer` event with the same token.
   ask = { kind = 'notify', args = { 'token', 'name', 'args' } },

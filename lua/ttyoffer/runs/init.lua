@@ -97,10 +97,7 @@ local on_host = {
     if run.host and run.session then
       -- The remote program, not the local ssh: over the shared connection,
       -- never waited for.
-      local answer = host.request('remote_command', run.host, 'signal', run.session, config.current.runs.ssh, number)
-      if answer and answer.argv then
-        pcall(vim.system, answer.argv, { stdin = false })
-      end
+      require('ttyoffer.runs.remote').signal(run, number)
       return
     end
     host.notify('run_signal', run.id, number)
@@ -292,7 +289,7 @@ function Run:_ended(result)
     end
     local failed = result.reason ~= 'exited' or result.code ~= 0
     pane_ui.set_state(self.pane, self.id, self.title, self:describe(), failed)
-    pane_ui.finished(self.pane)
+    pane_ui.finished(self.pane, self._typing_secret)
     if result.reason == 'disconnected' and self._reattach then
       -- The program goes on remotely: r attaches again, in a new pane.
       local reattach = self._reattach
@@ -390,12 +387,13 @@ local function start_as_job(run, spec)
 end
 
 -- Milliseconds the editor waits for the host's tmux work: making a pane
--- (a few tmux commands, each bounded on the host by 3 s), listing (1 s
--- there), killing.
-local TMUX_PREPARE_MS, TMUX_LIST_MS, TMUX_KILL_MS = 10000, 2000, 4000
--- The persistent sessions are read from /proc, and a kill waits 200 ms for
--- its processes to go: more than a plain request on a loaded machine.
-local SESSIONS_MS = 1500
+-- (a few tmux commands, each bounded on the host by 3 s), listing (0.4 s
+-- there: a list or a completion never holds the editor longer), killing.
+local TMUX_PREPARE_MS, TMUX_LIST_MS, TMUX_KILL_MS = 10000, 500, 4000
+-- The persistent sessions are read from /proc (a list, bounded as tmux's),
+-- and a kill waits 200 ms for its processes to go: more than a plain
+-- request on a loaded machine.
+local SESSIONS_MS, SESSION_KILL_MS = 500, 1500
 
 --- The pane of a tmux run's program, made (or found, to re-attach) before
 --- any pane of ours opens: the argv that attaches to it. Raises what tmux
@@ -591,83 +589,7 @@ end
 --- @param name string
 --- @return {name: string, count: integer}?, string? error
 function M.kill_session(name)
-  return host.request_within(SESSIONS_MS, 'session_kill', name)
-end
-
---- Run a list or kill on `dest`: the argv from the host, ssh run here
---- (never on the host's loop), bounded by `timeout` ms.
---- @return string? output, string? error
-local function on_remote(dest, action, name, timeout)
-  local answer, err = host.request('remote_command', dest, action, name or '', config.current.runs.ssh, 0)
-  if not answer then
-    return nil, err
-  end
-  local ok, proc = pcall(vim.system, answer.argv, { text = true, stdin = false })
-  if not ok then
-    return nil, tostring(proc)
-  end
-  local done = proc:wait(timeout or 15000)
-  if done.code ~= 0 then
-    local said = vim.trim(done.stderr or '')
-    return nil, ('ssh %s: %s'):format(dest, said ~= '' and said or ('exit ' .. done.code))
-  end
-  return done.stdout or ''
-end
-
---- The persistent sessions on `dest`, read now from that machine (never
---- stored).
---- @param dest string
---- @return {name: string, created: integer, ended: string}[], string? error
-function M.remote_sessions(dest, timeout)
-  local out, err = on_remote(dest, 'list', '', timeout)
-  if not out then
-    return {}, err
-  end
-  local found, problem = {}, nil
-  for line in vim.gsplit(out, '\n', { plain = true }) do
-    local fields = vim.split(line, '\t', { plain = true })
-    if fields[1] == 'error' then
-      problem = fields[2]
-    elseif fields[1] == 'session' and #fields == 6 and not runspec.session_name_problem(fields[2]) then
-      local ended = ''
-      if fields[4]:match('^%d+$') then
-        local reason = fields[6]
-        if reason == 'signal' then
-          ended = 'killed by signal ' .. fields[5]
-        elseif NOT_STARTED[reason] then
-          ended = NOT_STARTED[reason]
-        else
-          ended = 'exited ' .. fields[4]
-        end
-      end
-      table.insert(found, { name = fields[2], created = tonumber(fields[3]) or 0, ended = ended })
-    end
-  end
-  return found, problem
-end
-
---- End the persistent session `name` on `dest`: true when one was running.
---- @return boolean? ended, string? error
-function M.kill_remote(dest, name)
-  local out, err = on_remote(dest, 'kill', name)
-  if not out then
-    return nil, err
-  end
-  local problem = out:match('^error\t([^\n]*)')
-  if problem then
-    return nil, problem
-  end
-  return out:match('^killed\t') ~= nil
-end
-
---- The argv of `:TtyRun check {dest}` (run in a pane: ssh may ask).
---- @return string[]? argv, string? error
-function M.check_argv(dest)
-  local answer, err = host.request('remote_command', dest, 'check', '', config.current.runs.ssh, 0)
-  if not answer then
-    return nil, err
-  end
-  return answer.argv
+  return host.request_within(SESSION_KILL_MS, 'session_kill', name)
 end
 
 --- Our tmux sessions, read now from tmux (never stored).
@@ -737,6 +659,9 @@ end
 function M.exited(run_id, result)
   local run = runs[run_id]
   if run then
+    -- Keys typed with echo off just before: the pane's, not the result's.
+    run._typing_secret = result.typing_secret == true
+    result.typing_secret = nil
     run:_ended(result)
   end
 end
