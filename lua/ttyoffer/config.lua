@@ -38,7 +38,7 @@ M.defaults = {
     -- Terminal-mode key in the prompt window that declines it and
     -- every prompt waiting behind it, and the same questions for the
     -- rest of the burst (|ttyoffer-storm|). false: no mapping
-    -- (|:TtyOffer-dismiss| all still works).
+    -- (`:TtyOffer dismiss all` still works).
     dismiss_all = '<M-q>',
     -- Normal-mode key in a run's pane that closes it
     -- (|:TtyRun-close|); while its program still runs it asks first

@@ -394,22 +394,30 @@ function M.dismiss_all(by_key)
       table.insert(what, name)
     end
   end
+  local function tell()
+    notify.notice(
+      string.format(
+        'declined %d question%s, and the same again in this burst: %s',
+        #all,
+        #all == 1 and '' or 's',
+        table.concat(what, ', ')
+      ),
+      nil,
+      ASKED_ONCE
+    )
+  end
   for i = #queue, 1, -1 do
     unqueue(queue[i], i, 'dismissed')
   end
   if current and not current.closing then
+    -- Told once the window is gone and the mode is back: leaving Terminal
+    -- mode would wipe a message given before.
+    current.after_close = current.after_close or {}
+    table.insert(current.after_close, tell)
     close(current, 'dismissed', by_key)
+  else
+    tell()
   end
-  notify.notice(
-    string.format(
-      'declined %d question%s, and the same again in this burst: %s',
-      #all,
-      #all == 1 and '' or 's',
-      table.concat(what, ', ')
-    ),
-    nil,
-    ASKED_ONCE
-  )
   return #all
 end
 
