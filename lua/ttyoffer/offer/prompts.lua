@@ -133,7 +133,7 @@ end
 
 --- Take the window down. A decline hangs the command's terminal up.
 --- @param prompt ttyoffer.Prompt
---- @param reason 'dismissed'|'exited'|'host exited'|'hung up'
+--- @param reason 'dismissed'|'exited'|'host exited'|'hung up'|'declined'
 --- @param by_key boolean? declined with the dismiss key in the window
 local function close(prompt, reason, by_key)
   if prompt.closing then
