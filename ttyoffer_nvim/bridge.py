@@ -153,6 +153,9 @@ class NvimPresenter:
     def unserved(self, offer: Offer, question: str) -> None:
         send_event(self._nvim, "unserved", offer.id, question)
 
+    def declined(self, offer: Offer, question: str) -> None:
+        send_event(self._nvim, "declined", offer.id, question)
+
     def run_started(self, run: Run) -> None:
         send_event(self._nvim, "run_started", run.id, run.pid, run.session)
 
@@ -508,6 +511,9 @@ class TtyOfferHost:
 
     def dismiss(self, offer_id: int) -> None:
         self.table.dismiss(offer_id)
+
+    def dismiss_all(self, offer_ids: list[int]) -> None:
+        self.table.dismiss_all(offer_ids)
 
     def retire(self, offer_ids: list[int]) -> None:
         for offer_id in offer_ids:

@@ -49,6 +49,16 @@ function M.released(offer_ids)
   records.released(offer_ids)
 end
 
+--- The command asked what the user declined for this burst
+--- (|ttyoffer-storm|): the host hung it up with no window (the message of
+--- the decline said so). If its `present` came first, its window goes.
+--- @param offer_id integer
+--- @param question string
+function M.declined(offer_id, question) -- luacheck: no unused args
+  prompts.hung_up(offer_id, 'declined')
+  records.set_state(offer_id, 'closed')
+end
+
 --- A spare terminal, given to no command, was written to: most likely a
 --- pinentry that gpg-agent's ssh support sent to the terminal the agent was
 --- started from, an offer long ended whose number the spare now has.

@@ -164,6 +164,13 @@ function M.dismiss(id)
   return prompts.dismiss(id)
 end
 
+--- Decline the prompt on screen and every one waiting behind it, and the
+--- same questions for the rest of the burst; see :help ttyoffer-storm.
+--- @return integer how many were declined
+function M.dismiss_all()
+  return prompts.dismiss_all()
+end
+
 --- A snapshot for `:TtyOffer status` and health checks.
 function M.status()
   return {

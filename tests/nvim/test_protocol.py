@@ -149,6 +149,7 @@ def test_terminal_traffic_is_what_the_declaration_marks() -> None:
         "ttyoffer.events').present",
         "ttyoffer.events').output",
         "ttyoffer.events').unserved",
+        "ttyoffer.events').declined",
         "ttyoffer_run_input",
         "ttyoffer.events').run_output",
     }

@@ -77,6 +77,9 @@ class FakePresenter:
         self.calls.append(("unserved", offer.id, question))
         self.unserved_event.set()
 
+    def declined(self, offer: Offer, question: str) -> None:
+        self.calls.append(("declined", offer.id, question))
+
     def editor_waits_for_user(self, callback: Callable[[bool | None], None]) -> None:
         self.mode_asks += 1
         if not self.answering:
@@ -796,3 +799,39 @@ async def test_an_editor_configured_so_never_hangs_anything_up(blocked_ms: int) 
     table.write(offer.id, b"yes\r")
     assert await wait_exit(proc) == 0
     assert "unserved" not in presenter.kinds()
+
+
+async def test_a_storm_declined_at_once_declines_the_same_question_again_with_no_window() -> None:
+    """dismiss_all hangs up every offer given; while the burst lasts, an
+    offer whose program asks the same question is hung up with no present,
+    and one that asks another is presented as ever."""
+    presenter = FakePresenter()
+    loop = asyncio.get_running_loop()
+    table = OfferTable(loop, presenter)
+
+    def asking(question: str) -> tuple[Offer, subprocess.Popen[bytes]]:
+        offer = table.open(24, 80)
+        script = f"import os\nfd = os.open('/dev/tty', os.O_RDWR)\nos.write(fd, {question.encode()!r})\n"
+        script += "os.read(fd, 9)"
+        proc = spawn_on(offer, script)
+        table.bind(offer.id, proc.pid)
+        return offer, proc
+
+    storm = [asking("Enter passphrase for key 'k': ") for _ in range(3)]
+    for offer, _ in storm:
+        while offer.state is not State.PRESENTED or offer.prompt_timer is not None:
+            await asyncio.sleep(0.01)
+    table.dismiss_all([offer.id for offer, _ in storm])
+    assert [await wait_exit(proc) for _, proc in storm] == [-signal.SIGHUP] * 3
+    presents = presenter.kinds().count("present")
+    again, proc = asking("Enter passphrase for key 'k': ")
+    assert await wait_exit(proc) == -signal.SIGHUP
+    assert ("declined", again.id, "Enter passphrase for key 'k'") in presenter.calls
+    other, proc = asking("Password: ")
+    deadline = loop.time() + 10
+    while presenter.kinds().count("present") == presents:
+        assert loop.time() < deadline, presenter.calls[-3:]
+        await asyncio.sleep(0.01)
+    assert ("present", other.id, b"Password: ") in presenter.calls
+    table.dismiss(other.id)
+    assert await wait_exit(proc) == -signal.SIGHUP

@@ -77,6 +77,7 @@ from ..term.ptys import (
 )
 from ..term.relay import Relay
 from ..term.sequences import SequenceFilter
+from .burst import Burst, askers
 from .screen import ScreenModel
 
 # The prompt in the title is recomputed once output has paused this long:
@@ -144,6 +145,10 @@ class Presenter(Protocol):
         """The command asked `question` (may be "") while the editor served
         nothing, and is hung up."""
 
+    def declined(self, offer: Offer, question: str) -> None:
+        """The command asked `question` (may be ""), one the user declined
+        in this burst: it is hung up, with no window."""
+
     def editor_waits_for_user(self, callback: Callable[[bool | None], None]) -> None:
         """Ask the editor whether it waits for the user: callback(True) if
         so (a hit-enter prompt), (False) if it serves its events, (None) if
@@ -180,6 +185,9 @@ class Offer:
     # Never bound (a synchronous system()): the editor said its command
     # ended, and hears back when the offer is over, as for a bound one.
     ended_unbound: bool = False
+    # Its first bytes, held back while a burst of declined questions lasts
+    # until its question is known: the same one is declined with no window.
+    held: bytes | None = None
 
     @property
     def slave_path(self) -> str:
@@ -254,6 +262,7 @@ class OfferTable:
         self._keeper_due: asyncio.TimerHandle | None = None
         # Seconds; 0 or less: an offer the editor has not seen is never hung up.
         self.blocked_after = BLOCKED_AFTER
+        self._burst = Burst(loop)
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -325,6 +334,38 @@ class OfferTable:
         offer = self._offers.get(offer_id)
         if offer is not None:
             self._close(offer, declined=True)
+
+    def dismiss_all(self, offer_ids: list[int]) -> None:
+        """The user declined these at once (the prompt on screen and those
+        waiting behind it): each is hung up, and the same questions are
+        declined, with no window, for the rest of the burst (burst.py).
+        Offers presented but not yet in the editor's list (in flight) that
+        ask the same are declined too."""
+        offers = [
+            o for o in map(self._offers.get, offer_ids) if o is not None and o.state is not State.CLOSED
+        ]
+        asked = self._questions(offers)
+        self._burst.decline(asked.values())
+        for offer in offers:
+            self._close(offer, declined=True)
+        in_flight = [o for o in self if o.state is State.PRESENTED and o.held is None]
+        for offer, question in self._questions(in_flight).items():
+            if self._burst.declines(question):
+                self._decline_again(offer, question[1])
+
+    def _questions(self, offers: list[Offer]) -> dict[Offer, tuple[str, str]]:
+        """Who asks what, for each offer (burst.py)."""
+        if not offers:
+            return {}
+        programs = askers([o.slave_path for o in offers])
+        return {
+            o: (programs.get(o.slave_path, ""), o.screen.prompt(look_above=True) or o.last_prompt)
+            for o in offers
+        }
+
+    def _decline_again(self, offer: Offer, question: str) -> None:
+        self._presenter.declined(offer, question)
+        self._close(offer, declined=True)
 
     def retire(self, offer_id: int) -> None:
         """A spare the editor gave back: closed, unless a command has it
@@ -473,9 +514,18 @@ class OfferTable:
 
     def _present(self, offer: Offer, data: bytes) -> None:
         offer.state = State.PRESENTED
+        offer.screen.feed(data)
+        if self._burst.active():
+            # Shown once its question is known (_update_prompt), unless it
+            # is one the user declined in this burst.
+            offer.held = data
+            self._schedule_prompt(offer)
+            return
+        self._show(offer, data)
+
+    def _show(self, offer: Offer, data: bytes) -> None:
         if self._keeper:
             self._keeper.shown(offer.id)
-        offer.screen.feed(data)
         # The window first; the prompt for its title follows (parsing the
         # screen costs milliseconds the user would wait for the window).
         self._presenter.present(offer, data)
@@ -599,6 +649,13 @@ class OfferTable:
         offer.prompt_timer = None
         if offer.state is State.CLOSED:
             return
+        if offer.held is not None:
+            data, offer.held = offer.held, None
+            question = self._questions([offer])[offer]
+            if self._burst.declines(question):
+                self._decline_again(offer, question[1])
+                return
+            self._show(offer, data)
         # Once a question has been named, only a new one where the cursor
         # waits replaces it: a program tearing its dialog down (curses'
         # endwin() parks the cursor at the bottom left) must not retitle the

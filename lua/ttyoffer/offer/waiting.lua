@@ -61,15 +61,18 @@ local function terminal_bytes(key)
   return key
 end
 
---- Give what the user typed to the prompt on screen; the dismiss key
---- declines it, as in its window.
+--- Give what the user typed to the prompt on screen; the dismiss keys
+--- decline it (and those waiting), as in its window.
 local function pass_typed_keys()
-  local dismiss = config.current.keys.dismiss
-  local dismiss_key = dismiss and vim.keycode(dismiss)
+  local keys = config.current.keys
+  local dismiss_key = keys.dismiss and vim.keycode(keys.dismiss)
+  local dismiss_all_key = keys.dismiss_all and vim.keycode(keys.dismiss_all)
   while vim.fn.getchar(1) ~= 0 do
     local key = vim.fn.getcharstr()
     if key == dismiss_key then
       prompts.dismiss()
+    elseif key == dismiss_all_key then
+      prompts.dismiss_all(true)
     else
       local bytes = terminal_bytes(key)
       if bytes then
