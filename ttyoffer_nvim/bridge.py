@@ -16,7 +16,6 @@ import logging
 import os
 import signal
 import socket
-import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -25,26 +24,23 @@ import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ship
 from .offer.offer import Offer, OfferTable, State
 from .protocol import EVENTS, REQUESTS, TERMINAL_TRAFFIC, arguments, event_call
 from .term import procfs
-from .term.keeper import KeeperLink
+from .term.keepers import Keepers
 
 # Runs, sessions and tmux are imported when first used: an idle host, which
 # most hosts are, does without their megabyte.
 if TYPE_CHECKING:
     from .runs import tmux
     from .runs.runs import Run, RunTable
+    from .term.keeper import KeeperLink
 
 log = logging.getLogger(__name__)
 
 # The most spare ptys one refill may ask for (the editor's stock grows to
-# this after bursts of spawns; lua/ttyoffer/host/init.lua STOCK_MAX).
+# this after bursts of spawns; lua/ttyoffer/host/stock.lua STOCK_MAX).
 MAX_BATCH = 256
 
 # The chunk for each event, built once.
 _EVENT_CALLS = {name: event_call(name) for name in EVENTS}
-# A keeper that dies is replaced, but not more often than this many times
-# within KEEPER_RESTART_WINDOW seconds: one that keeps dying is given up.
-KEEPER_RESTARTS = 3
-KEEPER_RESTART_WINDOW = 60.0
 # Seconds a tmux run waits for the login shell's PATH (then the host's).
 LOGIN_PATH_WAIT = 3.0
 
@@ -209,8 +205,7 @@ class TtyOfferHost:
         self._presenter = NvimPresenter(nvim)
         self._table: OfferTable | None = None
         self._runs: RunTable | None = None
-        self._keeper: KeeperLink | None = None
-        self._keeper_restarts: list[float] = []
+        self._keepers = Keepers(self._presenter.no_keeper, self._keeper_replaced)
         self._asked: set[asyncio.Future[Any]] = set()
         raise_fd_limit()
         install_log_redaction()
@@ -218,8 +213,8 @@ class TtyOfferHost:
     @property
     def table(self) -> OfferTable:
         if self._table is None:
-            self._keeper = self._start_keeper()
-            self._table = OfferTable(self._nvim.loop, self._presenter, self._keeper)
+            keeper = self._keepers.start(self._nvim.loop)
+            self._table = OfferTable(self._nvim.loop, self._presenter, keeper)
         return self._table
 
     @property
@@ -230,32 +225,9 @@ class TtyOfferHost:
             self._runs = RunTable(self._nvim.loop, self._presenter, dict(os.environ))
         return self._runs
 
-    def _start_keeper(self) -> KeeperLink | None:
-        try:
-            keeper = KeeperLink.spawn()
-        except OSError as err:
-            self._presenter.no_keeper(f"cannot start it: {err.strerror or err}")
-            return None
-        keeper.watch(self._nvim.loop, self._keeper_lost)
-        return keeper
-
-    def _keeper_lost(self, keeper: KeeperLink) -> None:
-        """The keeper is gone (reaped by its link): another takes its place,
-        with a copy of every master, unless keepers keep dying."""
-        if keeper is not self._keeper:
-            return
-        now = time.monotonic()
-        self._keeper_restarts = [t for t in self._keeper_restarts if now - t < KEEPER_RESTART_WINDOW]
-        replacement = None
-        if len(self._keeper_restarts) >= KEEPER_RESTARTS:
-            # One that cannot start at all ends here too, a moment later.
-            self._presenter.no_keeper(f"it died {KEEPER_RESTARTS + 1} times within a minute")
-        else:
-            self._keeper_restarts.append(now)
-            replacement = self._start_keeper()
-        self._keeper = replacement
+    def _keeper_replaced(self, keeper: KeeperLink | None) -> None:
         if self._table is not None:
-            self._table.use_keeper(replacement)
+            self._table.use_keeper(keeper)
 
     def _allocate(self, count: int, rows: int, cols: int) -> tuple[list[list[Any]], str]:
         ptys: list[list[Any]] = []
@@ -293,7 +265,7 @@ class TtyOfferHost:
         ]
         return {
             "pid": os.getpid(),
-            "keeper_pid": self._keeper.pid if self._keeper else 0,
+            "keeper_pid": self._keepers.pid,
             "offers": offers,
             "fds": len(os.listdir("/proc/self/fd")),
         }

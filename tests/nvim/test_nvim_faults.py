@@ -14,8 +14,8 @@ import pytest
 
 from harness import STRAY_PROMPT, Editor, Sandbox, editor, masters_held, pidfds_of, wait_until
 from test_nvim_offer import ASK, exit_code, only_spares_left, prompt_and_wait_for_float, start
-from ttyoffer_nvim.bridge import KEEPER_RESTARTS
 from ttyoffer_nvim.term import procfs
+from ttyoffer_nvim.term.keepers import KEEPER_RESTARTS
 from ttyoffer_nvim.term.procfs import process_gone
 
 pytestmark = pytest.mark.nvim

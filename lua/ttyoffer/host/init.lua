@@ -75,7 +75,7 @@ return setmetatable(M, {
   end,
   __newindex = function(t, key, value)
     if FORMER_FIELDS[key] then
-      error(('ttyoffer.host.%s is read through a function now (see host/init.lua)'):format(key), 2)
+      error(('ttyoffer.host.%s is read through a function now (see lua/ttyoffer/host/init.lua)'):format(key), 2)
     end
     rawset(t, key, value)
   end,
