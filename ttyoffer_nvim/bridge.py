@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ships no types
 
+from .hostsetup import install_log_redaction, raise_fd_limit
 from .offer.offer import Offer, OfferTable, State
-from .protocol import EVENTS, REQUESTS, TERMINAL_TRAFFIC, arguments, event_call
-from .term import procfs
+from .protocol import EVENTS, REQUESTS, arguments, event_call
 from .term.keepers import Keepers
 
 # Runs, sessions and tmux are imported when first used: an idle host, which
@@ -43,35 +43,6 @@ MAX_BATCH = 256
 _EVENT_CALLS = {name: event_call(name) for name in EVENTS}
 # Seconds a tmux run waits for the login shell's PATH (then the host's).
 LOGIN_PATH_WAIT = 3.0
-
-
-def raise_fd_limit(ceiling: int = procfs.FD_CEILING) -> None:
-    """Two descriptors per command in flight (procfs.raise_fd_limit, which
-    the keeper calls too); a failure is only logged."""
-    if not procfs.raise_fd_limit(ceiling):
-        log.debug("ttyoffer: could not raise the descriptor limit")
-
-
-class RedactTerminalTraffic(logging.Filter):
-    """Keys typed into a prompt and what a prompt shows are secrets. pynvim's
-    own debug logging (NVIM_PYTHON_LOG_LEVEL=DEBUG) writes whole messages,
-    arguments included; those that carry terminal bytes are redacted."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            text = record.getMessage()
-        except Exception:
-            return True
-        if any(marker in text for marker in TERMINAL_TRAFFIC):
-            record.msg, record.args = "ttyoffer: terminal traffic (redacted)", ()
-        return True
-
-
-def install_log_redaction() -> None:
-    """On every handler of the root logger, where pynvim puts its log file."""
-    for handler in logging.root.handlers:
-        if not any(isinstance(f, RedactTerminalTraffic) for f in handler.filters):
-            handler.addFilter(RedactTerminalTraffic())
 
 
 def send_event(nvim: Any, event: str, *args: Any) -> None:

@@ -22,7 +22,7 @@ LONG = {
     "ttyoffer_nvim/runs/tmux.py": 623,
     "libexec/ttyoffer-lead.c": 622,  # the C leader: one program, one file
     "ttyoffer_nvim/runs/remote.py": 523,
-    "ttyoffer_nvim/bridge.py": 509,
+    "ttyoffer_nvim/bridge.py": 480,
     "lua/ttyoffer/routes/spawners.lua": 501,
 }
 
