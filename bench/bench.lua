@@ -243,7 +243,7 @@ function B.burst(n)
     jobs[i] = vim.fn.jobstart({ 'true' })
   end
   vim.fn.jobwait(jobs, 10000)
-  return require('ttyoffer.host').dry
+  return require('ttyoffer.host').stock_dry()
 end
 
 --- Start `n` commands that hold an offer and never use it.

@@ -90,9 +90,7 @@ M.subcommands = {
         if ok then
           -- No restart: the host starts (or starts again) with the new Python.
           local host = require('ttyoffer.host')
-          if host.state == 'failed' then
-            host.state = 'stopped'
-          end
+          host.forget_failure()
           ttyoffer().start()
         end
       end,

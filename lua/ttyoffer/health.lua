@@ -27,7 +27,7 @@ end
 
 local function check_python(host, install)
   start('ttyoffer: Python for the host')
-  local python = host.python
+  local python = host.get_python()
   if not python then
     local found
     host.find_python(function(p, err)
@@ -70,23 +70,23 @@ local function check_host(host, ttyoffer)
     warn('The offer is off: commands run as in stock Neovim', { ':TtyOffer on' })
     return
   end
-  if host.state == 'stopped' then
+  if host.get_state() == 'stopped' then
     ttyoffer.start()
   end
-  if host.state == 'starting' then
+  if host.get_state() == 'starting' then
     -- At startup it is on its way: wait a moment rather than tell a fright.
     vim.wait(WAIT_MS, function()
-      return host.state ~= 'starting'
+      return host.get_state() ~= 'starting'
     end, 20)
   end
-  if host.state == 'ready' then
-    ok(string.format('Host running (pid %d, %s)', host.pid or 0, host.python or '?'))
-  elseif host.state == 'starting' then
+  if host.get_state() == 'ready' then
+    ok(string.format('Host running (pid %d, %s)', host.get_pid() or 0, host.get_python() or '?'))
+  elseif host.get_state() == 'starting' then
     warn('Host still starting after ' .. WAIT_MS / 1000 .. ' s', {
       'Commands run without an offer until it is up; :TtyOffer status tells when',
     })
   else
-    error('Host not running: ' .. tostring(host.error or host.state), {
+    error('Host not running: ' .. tostring(host.get_error() or host.get_state()), {
       'Commands run without an offer until it is. :TtyOffer install, then :TtyOffer on',
     })
   end

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness import STRAY_PROMPT, start_stray
-from ttyoffer_nvim.offer import offer as offer_module
+from ttyoffer_nvim.offer import blocked
 from ttyoffer_nvim.offer.offer import Offer, OfferTable, State
 from ttyoffer_nvim.term.ptys import READ_SIZE, get_winsize, session_of
 from ttyoffer_nvim.term.relay import BATCH_SIZE, RELAY_WINDOW
@@ -310,7 +310,7 @@ async def test_a_command_given_the_terminal_during_the_grace_is_spared(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Long enough for the command to be sure to hold its terminal by then.
-    monkeypatch.setattr("ttyoffer_nvim.offer.offer.STRAY_GRACE", 30.0)
+    monkeypatch.setattr("ttyoffer_nvim.offer.strays.STRAY_GRACE", 30.0)
     presenter = FakePresenter()
     table = OfferTable(asyncio.get_running_loop(), presenter)
     offer = table.open(24, 80)
@@ -330,7 +330,7 @@ async def test_a_command_given_the_terminal_during_the_grace_is_spared(
         timer = offer.stray_timer
         assert timer is not None
         timer.cancel()  # the grace is over now
-        table._turn_away(offer)
+        table._strays.turn_away(offer)
         await asyncio.wait_for(presenter.turned_away_event.wait(), 10)
         assert await wait_exit(stray) == -signal.SIGHUP
     finally:
@@ -717,7 +717,7 @@ async def test_a_drawn_window_goes_when_the_editor_never_answers(monkeypatch: py
     # A plugin blocked on the very command (jobwait() without a timeout):
     # however long the user looks at the prompt, nothing reaches it. Past
     # DRAWN_PATIENCE it is hung up and the user told, never left hanging.
-    monkeypatch.setattr(offer_module, "DRAWN_PATIENCE", 0.5)
+    monkeypatch.setattr(blocked, "DRAWN_PATIENCE", 0.5)
     presenter = FakePresenter()
     presenter.waits_for_user = False
     table, offer, proc = await asking(presenter)
@@ -754,7 +754,7 @@ async def test_seen_while_the_editor_was_being_asked_is_not_hung_up() -> None:
     timer = offer.editor_check
     assert timer is not None
     timer.cancel()  # the time to be seen in is over now
-    table._check_editor_serves(offer)
+    table._editor_check.serves(offer)
     assert presenter.mode_asks == 1
     # The editor came back: its `seen` arrives before its answer.
     table.seen(offer.id)
@@ -778,7 +778,7 @@ async def test_a_command_that_ended_unseen_is_not_hung_up() -> None:
     timer = offer.editor_check
     assert timer is not None
     timer.cancel()  # the time to be seen in is over now
-    table._check_editor_serves(offer)
+    table._editor_check.serves(offer)
     assert presenter.mode_asks == 0 and offer.editor_check is None
     assert offer.state is State.PRESENTED and "unserved" not in presenter.kinds()
     table.attach(offer.id, 24, 80)

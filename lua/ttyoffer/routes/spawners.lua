@@ -18,7 +18,7 @@ local stopping = require('ttyoffer.routes.stopping')
 --- takes time this command must not wait for.
 local function start_host_soon()
   vim.schedule(function()
-    if config.current.enabled and host.state == 'stopped' then
+    if config.current.enabled and host.get_state() == 'stopped' then
       host.start()
       host.refill()
     end
@@ -148,7 +148,7 @@ local function skip_reason(opts)
     host_ready = host.ready(),
     at_capacity = records.live() >= config.current.max_offers,
   })
-  if reason == 'host not available' and config.current.enabled and host.state == 'stopped' then
+  if reason == 'host not available' and config.current.enabled and host.get_state() == 'stopped' then
     start_host_soon()
   end
   return reason
