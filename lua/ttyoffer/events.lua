@@ -22,6 +22,15 @@ function M.present(offer_id, data)
   -- open now (the host hangs up commands whose prompt is never received).
   host.notify('seen', offer_id)
   knock.served(offer_id)
+  if require('ttyoffer.offer.waiting').inside_a_plugins_wait() then
+    -- Inside a plugin's own vim.wait() (mini.git's `:Git commit`, a
+    -- plenary job's sync()), no key typed could reach a window until the
+    -- wait is over: the command is hung up at once, as a blocked editor's
+    -- is, and the user told how to run it so it can be answered.
+    host.notify('dismiss', offer_id)
+    require('ttyoffer.offer.unserved').tell(offer_id, '')
+    return
+  end
   prompts.present(offer_id, data)
 end
 

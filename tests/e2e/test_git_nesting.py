@@ -356,7 +356,8 @@ def test_mini_git_commit_written_in_its_buffer_then_signed(mini_git: tuple[Edito
 @pytest.mark.e2e
 def test_mini_git_waiting_for_git_is_told_how_to_sign(mini_git: tuple[Editor, Keyring, Path]) -> None:
     # Without !, mini.git waits for git in vim.wait(), where no key reaches
-    # a window: gpg fails at once, and the user is told how to sign.
+    # a window: git (which has a prompt window through vim.uv.spawn) is
+    # hung up as soon as gpg asks, and the user is told how to sign.
     ed, keyring, repo = mini_git
     started = time.monotonic()
     ed.nvim.input(":Git commit -q --allow-empty -S -m waited-for<CR>")
@@ -367,7 +368,7 @@ def test_mini_git_waiting_for_git_is_told_how_to_sign(mini_git: tuple[Editor, Ke
         timeout=30,
         what="the notice",
     )
-    assert notice.startswith("(ttyoffer) gpg got no window to ask in: to sign, run :Bang 'git' 'commit'")
+    assert notice.startswith("(ttyoffer) editor busy, hung up: run :Bang 'git' 'commit'"), notice
     assert "'-m' 'waited-for'" in notice
     messages = wait_until(
         lambda: (
