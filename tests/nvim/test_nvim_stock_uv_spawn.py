@@ -260,3 +260,34 @@ def test_vim_system_is_wrapped_once(ed: Editor) -> None:
         """
     )
     assert (parent, grandparent) == (pid, editor_pid)
+
+
+def test_a_spawn_kept_before_the_plugin_loaded_is_named_by_checkhealth(
+    registered_sandbox: Sandbox, tmp_path: Path, leader: Leader
+) -> None:
+    # A module loaded before ttyoffer keeps luv's own (named by
+    # :checkhealth); one that keeps it after gets the stand-in, and its
+    # commands get the offer.
+    box = Sandbox(
+        tmp_path / "early", extra_init="package.loaded['early_spawner'] = { spawn = vim.uv.spawn }\n"
+    )
+    box.manifest.write_text(registered_sandbox.manifest.read_text())
+    leader.apply(box)
+    with editor(box) as ed:
+        kept = ed.lua("return require('ttyoffer.health').stock_spawners_kept()")
+        assert kept == {"early_spawner": ["vim.uv.spawn"]}
+        assert ed.lua("return require('ttyoffer.routes').active().lua")
+        probe = """
+        local spawn = ...
+        local later = spawn == 'later' and vim.uv.spawn or require('early_spawner').spawn
+        local done, out = nil, ''
+        local stdout = vim.uv.new_pipe()
+        local handle = later('sh', { args = { '-c', 'exec 3</dev/tty && echo controlling' },
+          stdio = { nil, stdout, nil } }, function(code) done = code end)
+        stdout:read_start(function(_, data) if data then out = out .. data end end)
+        vim.wait(10000, function() return done ~= nil end, 10)
+        handle:close()
+        return out
+        """
+        assert ed.lua(probe, "early") == ""
+        assert ed.lua(probe, "later") == ("controlling\n" if offered(ed) else "")
