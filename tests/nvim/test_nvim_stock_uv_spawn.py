@@ -141,6 +141,16 @@ elseif scenario == 'env and cwd' then
   }))
 elseif scenario == 'relative program' then
   result = finish(run('./script', { cwd = arg, env = { 'PATH=/nowhere' } }))
+elseif scenario == 'from a timer' then
+  -- In a fast event (a luv callback), as plugins spawn from timers.
+  local r
+  local timer = uv.new_timer()
+  timer:start(10, 0, function()
+    timer:close()
+    r = run('sh', { args = { '-c', 'exec 3</dev/tty && echo controlling; exit 5' } })
+  end)
+  vim.wait(10000, function() return r ~= nil end, 10)
+  result = finish(r)
 elseif scenario == 'users' then
   result = finish(run('sh', { args = { '-c', 'id -u; id -g' }, uid = 65534, gid = 65534, cwd = '/' }))
 end
@@ -291,3 +301,12 @@ def test_a_spawn_kept_before_the_plugin_loaded_is_named_by_checkhealth(
         """
         assert ed.lua(probe, "early") == ""
         assert ed.lua(probe, "later") == ("controlling\n" if offered(ed) else "")
+
+
+def test_a_spawn_from_a_luv_callback_gets_its_offer(ed: Editor) -> None:
+    ours, ours_skips, stock, _ = both(ed, "from a timer")
+    assert (stock["out"], stock["code"]) == ("", 2)
+    if offered(ed):
+        assert (ours["out"], ours["code"], ours_skips) == ("controlling\n", 5, 0)
+    else:
+        assert ours == stock
