@@ -1,8 +1,8 @@
 -- The functions that stand in for the editor's Lua spawners (vim.fn.jobstart,
--- vim.fn.system, vim.fn.systemlist, vim.system, vim.uv.spawn). They go in as soon as the
--- plugin loads (plugin/ttyoffer.lua) or is set up, long before the host
--- starts, so that a plugin loaded after ttyoffer that keeps its own
--- reference to a spawner (gitsigns' system.lua, overseer) keeps one of
+-- vim.fn.system, vim.fn.systemlist, vim.system, vim.uv.spawn). They go in as
+-- soon as the plugin loads (plugin/ttyoffer.lua) or is set up, long before
+-- the host starts, so that a plugin loaded after ttyoffer that keeps its
+-- own reference to a spawner (gitsigns' system.lua, overseer) keeps one of
 -- these. Each calls ttyoffer's wrapper while the Lua route serves, and the
 -- editor's own function otherwise (before the start, after :TtyOffer off),
 -- with the caller's very arguments.
