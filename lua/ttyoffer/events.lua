@@ -23,10 +23,9 @@ function M.present(offer_id, data)
   -- open now (the host hangs up commands whose prompt is never received).
   host.notify('seen', offer_id)
   knock.served(offer_id)
-  -- Inside a plugin's own vim.wait() no key could reach its window.
-  if not held.hold_if_waiting(offer_id, data) then
-    prompts.present(offer_id, data)
-  end
+  prompts.present(offer_id, data)
+  -- Inside a plugin's own vim.wait() no key reaches its window.
+  held.watch_if_waiting(offer_id)
 end
 
 --- @param offer_id integer

@@ -388,7 +388,7 @@ def test_mini_git_waiting_for_git_is_told_how_to_sign(mini_git: tuple[Editor, Ke
     wait_until(lambda: not gits_committing("waited-for"), timeout=20, what="git to end")
     wait_until(lambda: not wrappers_running(), what="no wrapper left")
     assert time.monotonic() - started < 20
-    assert ed.float_wins() == []
+    wait_until(lambda: not ed.float_wins(), what="the window to go")
     assert subject(repo) != "waited-for"
     # What the notice says works.
     ed.nvim.command("Bang git commit -q --allow-empty -S -m waited-for")
