@@ -22,7 +22,6 @@ LONG = {
     "ttyoffer_nvim/runs/tmux.py": 600,
     "libexec/ttyoffer-lead.c": 622,  # the C leader: one program, one file
     "ttyoffer_nvim/bridge.py": 520,
-    "lua/ttyoffer/routes/spawners.lua": 501,
     "lua/ttyoffer/offer/prompts.lua": 478,
 }
 
