@@ -297,9 +297,8 @@ def test_jobstops_sigkill_ends_the_programs_whole_group(leader: list[str], start
         try:
             wait_until(lambda: programs_with(argument), 10, "the sleep")
             os.killpg(proc.pid, signal.SIGTERM)
-            if started_by == "leader":  # the watcher: the leader's second child
-                children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-                wait_until(lambda: len(children.read_text().split()) == 2, 10, "the watcher")
+            if started_by == "leader":  # the watcher, out of the group the SIGKILL is for
+                wait_until(lambda: watcher_of(proc.pid), 10, "the watcher in a group of its own")
             assert proc.poll() is None  # the SIGTERM ended nothing
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
@@ -308,6 +307,21 @@ def test_jobstops_sigkill_ends_the_programs_whole_group(leader: list[str], start
             close_pipes(proc)
             for pid in programs_with(argument):
                 os.kill(pid, signal.SIGKILL)
+
+
+def children_of(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def group_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[2])
+
+
+def watcher_of(leader: int) -> int | None:
+    """The leader's watcher (its second child) once it is in a group of
+    its own, else None."""
+    children = children_of(leader)
+    return children[1] if len(children) == 2 and group_of(children[1]) == children[1] else None
 
 
 def test_a_sigkill_for_the_program_alone_leaves_what_stock_leaves(leader: list[str]) -> None:
