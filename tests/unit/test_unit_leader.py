@@ -281,6 +281,21 @@ def state(pid: int) -> str:
 STUBBORN = 'trap "" TERM HUP; sleep {}; true'
 
 
+def children_of(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def group_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[2])
+
+
+def watcher_of(leader: int) -> int | None:
+    """The leader's watcher (its second child) once it is in a group of
+    its own, else None."""
+    children = children_of(leader)
+    return children[1] if len(children) == 2 and group_of(children[1]) == children[1] else None
+
+
 @pytest.mark.parametrize("started_by", ["stock", "leader"])
 def test_jobstops_sigkill_ends_the_programs_whole_group(leader: list[str], started_by: str) -> None:
     # jobstop(): SIGTERM to the job's process group, then SIGKILL to it once
@@ -309,21 +324,6 @@ def test_jobstops_sigkill_ends_the_programs_whole_group(leader: list[str], start
             close_pipes(proc)
             for pid in programs_with(argument):
                 os.kill(pid, signal.SIGKILL)
-
-
-def children_of(pid: int) -> list[int]:
-    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-
-
-def group_of(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[2])
-
-
-def watcher_of(leader: int) -> int | None:
-    """The leader's watcher (its second child) once it is in a group of
-    its own, else None."""
-    children = children_of(leader)
-    return children[1] if len(children) == 2 and group_of(children[1]) == children[1] else None
 
 
 class Tracer:
