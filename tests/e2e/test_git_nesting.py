@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import processes
 import pynvim
 import pytest
 
@@ -402,22 +401,17 @@ def test_a_lease_is_only_for_the_editors_own_processes_within_max_offers(ed: Edi
         "local pids, start = {}, require('ttyoffer.shared.originals').jobstart for _ = 1, 4 do "
         "table.insert(pids, vim.fn.jobpid(start({'sleep', '30'}))) end return pids"
     )
-    # Stock jobs outlive an editor that does not end them: ended here, by pid.
-    started = [p for p in map(processes.read, children) if p is not None]
-    try:
-        first = ed.lua("return require('ttyoffer').lease(...)", children[0])
-        assert first.startswith("/dev/pts/")
-        assert ed.lua("return require('ttyoffer').lease(...)", children[0]) == ""  # one at a time
-        assert ed.lua("return require('ttyoffer').lease(...)", children[1]).startswith("/dev/pts/")
-        assert ed.lua("return require('ttyoffer').lease(...)", children[2]).startswith("/dev/pts/")
-        assert ed.lua("return require('ttyoffer').lease(...)", children[3]) == ""  # max_offers
-        assert ed.lua("return require('ttyoffer').lease(...)", ed.lua("return vim.fn.getpid()")) == ""
-        assert ed.lua("return require('ttyoffer').lease(...)", os.getpid()) == ""  # the test's: not below it
-        skipped = ed.lua("return require('ttyoffer').status().skipped")
-        assert skipped["lease refused: not a process of this editor"] == 2
-        assert skipped["lease refused: the offer limit is reached (max_offers)"] == 1
-    finally:
-        processes.end(started, grace=0)
+    first = ed.lua("return require('ttyoffer').lease(...)", children[0])
+    assert first.startswith("/dev/pts/")
+    assert ed.lua("return require('ttyoffer').lease(...)", children[0]) == ""  # one at a time
+    assert ed.lua("return require('ttyoffer').lease(...)", children[1]).startswith("/dev/pts/")
+    assert ed.lua("return require('ttyoffer').lease(...)", children[2]).startswith("/dev/pts/")
+    assert ed.lua("return require('ttyoffer').lease(...)", children[3]) == ""  # max_offers
+    assert ed.lua("return require('ttyoffer').lease(...)", ed.lua("return vim.fn.getpid()")) == ""
+    assert ed.lua("return require('ttyoffer').lease(...)", os.getpid()) == ""  # the test's: not below it
+    skipped = ed.lua("return require('ttyoffer').status().skipped")
+    assert skipped["lease refused: not a process of this editor"] == 2
+    assert skipped["lease refused: the offer limit is reached (max_offers)"] == 1
 
 
 # --- Plugins that keep their own reference to a spawner ------------------------
