@@ -10,9 +10,12 @@ serves until the command asks; then the window opens and takes the keys."""
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import pynvim
 import pytest
 
 from harness import (
@@ -219,3 +222,41 @@ def test_a_command_that_asks_is_answered(ed: Editor, name: str) -> None:
     expected = "got yes\nline2\n" if name == "system" else ["got yes", "line2"]
     assert result == [expected, 5]
     assert ed.events("TtyOfferUnserved") == []
+
+
+INTERRUPTED = r"""
+local which, cmd = ...
+local o = require('ttyoffer.shared.originals')
+local fn = which == 'stock' and o.fn_system or require('ttyoffer').fn_system
+o.fn_system({ '/bin/sh', '-c', 'exit 42' })
+local started = vim.uv.hrtime()
+local ok, out = pcall(fn, cmd)
+return { ok, ok and out or (tostring(out):gsub('^.-(E%d+)', '%1')), vim.v.shell_error,
+         (vim.uv.hrtime() - started) / 1e9 }
+"""
+
+
+def test_ctrl_c_stops_the_command_as_in_stock(ed: Editor) -> None:
+    address = ed.lua("return vim.v.servername")
+    cmd = "echo before; sleep 20; echo after"
+
+    def interrupt() -> None:
+        time.sleep(1.0)  # the call is well under way
+        other = pynvim.attach("socket", path=address)
+        try:
+            other.input("<C-c>")
+        finally:
+            other.close()
+
+    results = {}
+    for which in ("stock", "ours"):
+        thread = threading.Thread(target=interrupt)
+        thread.start()
+        results[which] = ed.lua(INTERRUPTED, which, cmd)
+        thread.join(10)
+    stock, ours = results["stock"], results["ours"]
+    assert stock[3] < 15 and ours[3] < 15, results
+    # The output before the interrupt, as stock; v:shell_error -1 where
+    # stock's is -2 (documented: only stock's own wait can set -2).
+    assert ours[:2] == stock[:2] == [True, "before\n"], results
+    assert (stock[2], ours[2]) == (-2, -1), results

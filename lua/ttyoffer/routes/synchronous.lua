@@ -12,7 +12,8 @@
 -- command that never asks is served exactly what stock serves.
 --
 -- The result is stock's: `v:shell_error` the exit code (128 + the signal
--- for one killed by a signal, -1 when interrupted), system()'s NULs as
+-- for one killed by a signal; -1 when interrupted, where stock's is -2:
+-- see set_shell_error), system()'s NULs as
 -- SOH, systemlist()'s lines as Neovim splits them (NULs as NL, the last
 -- newline dropped unless {keepempty}).
 local M = {}
@@ -91,7 +92,7 @@ function M.run(argv, started)
   if not waiting.until_done(over) then
     -- Interrupted (CTRL-C), as stock's proc_wait(): SIGTERM to the
     -- command's group, SIGKILL if it is still there 2 s later, the end
-    -- waited for, and -1.
+    -- waited for, and -2 (set as -1).
     uv.kill(-pid, 'sigterm')
     local kill_timer = uv.new_timer()
     kill_timer:start(KILL_TIMEOUT_MS, 0, function()
@@ -101,7 +102,7 @@ function M.run(argv, started)
     end)
     vim.wait(FOREVER, over, nil, true)
     close(kill_timer)
-    status = -1
+    status = -2
   end
   return table.concat(chunks), status --[[@as integer]]
 end
@@ -110,8 +111,10 @@ end
 --- the shell functions set it. So when it is not `status` already (the
 --- common case: a command that succeeded after one that did) stock
 --- system() runs `exit` with it in /bin/sh, a shell's start (about half a
---- millisecond); -1 (interrupted) is what stock system() sets for a program
---- it cannot start, with v:errmsg kept as it was.
+--- millisecond). A negative status (interrupted: stock's -2) gives -1,
+--- what stock system() sets for a program it cannot start, with v:errmsg
+--- kept as it was: only an interrupt of stock's own wait sets -2, and one
+--- made for it (a CTRL-C put in the input) would stay in the user's keys.
 --- @param status integer
 function M.set_shell_error(status)
   if vim.v.shell_error == status then
