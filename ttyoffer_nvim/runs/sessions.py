@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..term import procfs
 from ..term.text import sanitize
+from .ending import NOT_STARTED, Ending
 
 NAME_LENGTH = 40
 DEFAULT_NAME = "main"
@@ -206,27 +207,7 @@ def _open_ours(path: Path) -> int | None:
     return fd
 
 
-@dataclass(frozen=True)
-class Ending:
-    """How a session's program ended, as sessionwrap.py wrote it."""
-
-    code: int
-    signal: int
-    reason: str
-    message: str
-    ended: float
-
-    def describe(self) -> str:
-        if self.reason == "signal":
-            with contextlib.suppress(ValueError):
-                return f"killed by {signal.Signals(self.signal).name}"
-            return f"killed by signal {self.signal}"
-        if self.reason in ("not_found", "not_executable", "cannot_start"):
-            return self.reason.replace("_", " ")
-        return f"exited {self.code}"
-
-
-_REASONS = ("exited", "signal", "not_found", "not_executable", "cannot_start")
+_REASONS = ("exited", "signal", *NOT_STARTED)
 
 
 def read_ending(session: SessionPaths) -> Ending | None:
