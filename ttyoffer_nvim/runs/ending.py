@@ -16,6 +16,8 @@ import os
 import signal
 from dataclasses import dataclass
 
+from . import rules
+
 # How a program can have ended, and the words each is described with
 # ({code} and {signal_name} are filled in).
 WORDS = {
@@ -66,7 +68,7 @@ class Ending:
     def describe(self) -> str:
         """The few words the user reads: exited 3, killed by SIGTERM."""
         words = WORDS.get(self.reason, WORDS["exited"])
-        return words.format(code=self.code, signal_name=self.signal_name or f"signal {self.signal}")
+        return rules.fill(words, code=self.code, signal_name=self.signal_name or f"signal {self.signal}")
 
     def as_dict(self) -> dict[str, object]:
         """The one shape an ending crosses the wire in (a run's result, a

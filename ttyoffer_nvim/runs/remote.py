@@ -47,15 +47,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..term import procfs
-from . import remote_sh
+from . import remote_sh, rules
 from .ending import Ending
 from .sessions import sanitize_name, unix_sockets
 
-# What `dest` may be: what ssh takes as a destination (an alias, user@host,
-# ssh://user@host:port, [v6]:port), and no shell metacharacter a ProxyCommand
-# of the user's could see in %h.
-_DESTINATION = re.compile(r"[A-Za-z0-9._@:/\[\]%+][A-Za-z0-9._@:/\[\]%+-]*")
-DESTINATION_LENGTH = 255
+_DESTINATION = rules.destination_regex()
 # A minute after the last run to a host has gone, its connection closes.
 CONTROL_PERSIST = "60"
 SOCKET_PATH_MAX = 108
@@ -72,12 +68,9 @@ _LITERAL = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
 
 def refusal(dest: object) -> str | None:
     """Why `dest` is not a destination we pass to ssh (None when it is)."""
-    if isinstance(dest, str) and len(dest) <= DESTINATION_LENGTH and _DESTINATION.fullmatch(dest):
+    if isinstance(dest, str) and len(dest) <= rules.DESTINATION_LENGTH and _DESTINATION.fullmatch(dest):
         return None
-    return (
-        f"{dest!r} is not an ssh destination: a Host of your ~/.ssh/config, user@host or "
-        "ssh://user@host:port (letters, digits and . _ @ : / [ ] % + -, not starting with -)"
-    )
+    return rules.fill(rules.DESTINATION_REFUSAL, shown=repr(dest))
 
 
 class ControlFolderError(Exception):

@@ -34,10 +34,9 @@ from pathlib import Path
 
 from ..term import procfs
 from ..term.text import sanitize
+from . import rules
 from .ending import NOT_STARTED, Ending
 
-NAME_LENGTH = 40
-DEFAULT_NAME = "main"
 # Bytes of the recording replayed on attach.
 REPLAY_BYTES = 256 * 1024
 # The recording's bound, kept while it is written (sessionwrap.Ring: two
@@ -62,17 +61,18 @@ SOCKET_PATH_MAX = 108
 # it): a FIFO younger than this with no socket beside it may be a session
 # being made, by this editor or another, and a list leaves it alone.
 MAKING_SECONDS = 30.0
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_UNSAFE = re.compile(f"[^{rules.NAME_CHARACTERS}]")
 _TITLE = re.compile(rb"\x1b\][02];([^\x07\x1b]*)(?:\x07|\x1b\\)")
 
 
 def sanitize_name(name: object) -> str:
-    """The one way a session name reaches a path or an argument: characters
-    other than [A-Za-z0-9_-] become '-', dashes at either end go, at most 40
-    characters are kept, and nothing left means "main"."""
+    """The one way a session name reaches a path or an argument, by the rule
+    of rules.py: characters other than NAME_CHARACTERS become '-', dashes at
+    either end go, at most NAME_LENGTH are kept, and nothing left means
+    DEFAULT_NAME."""
     text = name if isinstance(name, str) else ""
-    cleaned = _UNSAFE.sub("-", text).strip("-")[:NAME_LENGTH].strip("-")
-    return cleaned or DEFAULT_NAME
+    cleaned = _UNSAFE.sub("-", text).strip("-")[: rules.NAME_LENGTH].strip("-")
+    return cleaned or rules.DEFAULT_NAME
 
 
 def refusal(name: object) -> str | None:
@@ -82,10 +82,8 @@ def refusal(name: object) -> str | None:
     if isinstance(name, str) and name and sanitize_name(name) == name:
         return None
     shown = json.dumps(name, ensure_ascii=False) if isinstance(name, str) else "that"
-    return (
-        f"{shown} is not a session name: letters, digits, _ and - (not at either end), "
-        f'at most {NAME_LENGTH}; say "{sanitize_name(name)}" if you mean that one'
-    )
+    suggested = json.dumps(sanitize_name(name))
+    return rules.fill(rules.NAME_REFUSAL, shown=shown, rule=rules.NAME_RULE, suggested=suggested)
 
 
 class SessionFolderError(Exception):
@@ -113,7 +111,7 @@ def session_folder(runtime_dir: str | None) -> Path:
             "yours; remove it and try again"
         )
     # A socket's path must fit sockaddr_un (108 bytes, its NUL included).
-    longest = len(os.fsencode(folder)) + 1 + NAME_LENGTH + len(".sock")
+    longest = len(os.fsencode(folder)) + 1 + rules.NAME_LENGTH + len(".sock")
     if longest >= SOCKET_PATH_MAX:
         raise SessionFolderError(
             f"{folder} is too long a path for a session's socket; set XDG_RUNTIME_DIR to a shorter folder"

@@ -25,24 +25,13 @@ local host = require('ttyoffer.host')
 local notify = require('ttyoffer.shared.notify')
 local originals = require('ttyoffer.shared.originals')
 local pane_ui = require('ttyoffer.runs.pane')
+local rules = require('ttyoffer.runs.rules')
 local runspec = require('ttyoffer.runs.runspec')
 local title_rule = require('ttyoffer.shared.title')
 
 local TITLE_LENGTH = 80
-local NOT_STARTED = { not_found = 'not found', not_executable = 'not executable', cannot_start = 'cannot start' }
-M.signals = {
-  HUP = 1,
-  INT = 2,
-  QUIT = 3,
-  KILL = 9,
-  USR1 = 10,
-  USR2 = 12,
-  TERM = 15,
-  CONT = 18,
-  STOP = 19,
-  TSTP = 20,
-  WINCH = 28,
-}
+-- The names run:kill() takes, generated from the host's rules.
+M.signals = rules.signals
 
 --- @type table<integer, ttyoffer.Run>
 local runs = {}
@@ -55,6 +44,7 @@ local next_id = 1
 --- @field reason string exited | signal | not_found | not_executable | cannot_start | closed | detached
 ---   | disconnected
 --- @field message string
+--- @field said string? how the host described it (ending.describe)
 
 --- @class ttyoffer.Run
 --- @field id integer
@@ -168,22 +158,16 @@ function Run:describe()
   return M.describe(r)
 end
 
---- A few words on how a run ended.
+--- A few words on how a run ended: the host's (`said`), or for an ending
+--- made here (a job run, the host gone) the same words, from its rules.
 --- @param r ttyoffer.RunResult
 --- @return string
 function M.describe(r)
-  if r.reason == 'closed' then
-    return 'closed'
-  elseif r.reason == 'detached' then
-    return 'detached'
-  elseif r.reason == 'disconnected' then
-    return 'disconnected'
-  elseif r.reason == 'signal' then
-    return 'killed by ' .. (r.signal_name ~= '' and r.signal_name or ('signal ' .. r.signal))
-  elseif NOT_STARTED[r.reason] then
-    return NOT_STARTED[r.reason]
+  if r.said and r.said ~= '' then
+    return r.said
   end
-  return 'exited ' .. r.code
+  local signal_name = r.signal_name ~= '' and r.signal_name or ('signal ' .. r.signal)
+  return rules.fill(rules.words[r.reason] or rules.words.exited, { code = r.code, signal_name = signal_name })
 end
 
 --- Wait for the end, serving the editor's events: the RunResult. As
@@ -378,7 +362,7 @@ local function start_as_job(run, spec)
     })
   end)
   if not ok or job <= 0 then
-    local message = ok and 'not executable' or tostring(job):gsub('^.-: ', '')
+    local message = ok and rules.words.not_executable or tostring(job):gsub('^.-: ', '')
     run:_ended({ code = 127, signal = 0, signal_name = '', reason = 'cannot_start', message = message })
     return
   end
