@@ -34,7 +34,9 @@ def _code(path: Path) -> str:
 
 # What a rule's constant looks like when it is written by hand in Lua.
 HAND_WRITTEN = {
-    "a signal's number": re.compile(rf"\b(SIG)?({'|'.join(rules.SIGNAL_NAMES)})\s*=\s*\d+"),
+    "a signal's number": re.compile(
+        rf"\b(SIG)?({'|'.join(rules.SIGNAL_NAMES)})\s*=\s*\d+|\bsignal\s*=\s*[1-9]"
+    ),
     "the session-name characters": re.compile(re.escape(rules.NAME_CHARACTERS)),
     "the session-name length": re.compile(rf"sub\(1,\s*{rules.NAME_LENGTH}\)|<=\s*{rules.NAME_LENGTH}\b"),
     "the destination characters": re.compile(r"%\[%\]|\\\[\\\]"),

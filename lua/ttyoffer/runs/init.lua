@@ -33,6 +33,23 @@ local TITLE_LENGTH = 80
 -- The names run:kill() takes, generated from the host's rules.
 M.signals = rules.signals
 
+--- A result the editor makes itself (a job run, the host gone, a time-out),
+--- killed by `name` (a key of rules.signals) or not.
+--- @param code integer
+--- @param reason string
+--- @param message string
+--- @param name string?
+--- @return ttyoffer.RunResult
+local function made(code, reason, message, name)
+  return {
+    code = code,
+    signal = name and rules.signals[name] or 0,
+    signal_name = name and ('SIG' .. name) or '',
+    reason = reason,
+    message = message,
+  }
+end
+
 --- @type table<integer, ttyoffer.Run>
 local runs = {}
 local next_id = 1
@@ -102,7 +119,7 @@ local on_host = {
     host.notify('run_resize', run.id, rows, cols)
   end,
   lost = function(run)
-    run:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'signal', message = 'the host exited' })
+    run:_ended(made(129, 'signal', 'the host exited', 'HUP'))
   end,
 }
 
@@ -135,7 +152,7 @@ local as_job = {
         end
       end, 200)
     end
-    run:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'closed', message = '' })
+    run:_ended(made(129, 'closed', '', 'HUP'))
   end,
   resize = function() end, -- Neovim's terminal follows its window itself
   lost = function() end, -- not the host's
@@ -186,7 +203,7 @@ function Run:wait(timeout)
       return self.result ~= nil
     end)
     if not self.result then
-      self:_ended({ code = 124, signal = 9, signal_name = 'SIGKILL', reason = 'signal', message = 'timed out' })
+      self:_ended(made(124, 'signal', 'timed out', 'KILL'))
     end
   end
   return self.result --[[@as ttyoffer.RunResult]]
@@ -339,7 +356,7 @@ local function start_as_job(run, spec)
   if spec.host then
     -- Never the command here instead of there.
     local message = 'runs on another machine need the host (' .. (host.error or host.state) .. ')'
-    run:_ended({ code = 127, signal = 0, signal_name = '', reason = 'cannot_start', message = message })
+    run:_ended(made(127, 'cannot_start', message))
     return
   end
   if #spec.argv == 0 then
@@ -357,13 +374,13 @@ local function start_as_job(run, spec)
       cwd = spec.cwd,
       env = env,
       on_exit = function(_, code)
-        run:_ended({ code = code, signal = 0, signal_name = '', reason = 'exited', message = '' })
+        run:_ended(made(code, 'exited', ''))
       end,
     })
   end)
   if not ok or job <= 0 then
     local message = ok and rules.words.not_executable or tostring(job):gsub('^.-: ', '')
-    run:_ended({ code = 127, signal = 0, signal_name = '', reason = 'cannot_start', message = message })
+    run:_ended(made(127, 'cannot_start', message))
     return
   end
   run._job = job
