@@ -276,6 +276,9 @@ function Run:_ended(result)
   if self._timed_out then
     result = vim.tbl_extend('force', result, { code = 124 })
   end
+  if (result.said or '') == '' then -- one the editor made: the host's words for it
+    result = vim.tbl_extend('force', result, { said = M.describe(result) })
+  end
   self.result = result
   if self.closing then
     runs[self.id] = nil
