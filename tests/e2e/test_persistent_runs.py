@@ -448,7 +448,9 @@ def result_of(ed: Editor, run_id: int) -> dict[str, Any]:
 
 def await_ended(folder: Path, name: str) -> str:
     def ended() -> str:
-        return next((s.ended for s in sessions.list_sessions(folder) if s.name == name and s.ended), "")
+        return next(
+            (s.ended.describe() for s in sessions.list_sessions(folder) if s.name == name and s.ended), ""
+        )
 
     found: str = wait_until(ended, 20, f"session {name} to be listed as ended")
     return found

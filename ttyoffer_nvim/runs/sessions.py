@@ -465,19 +465,20 @@ class Session:
     command: str
     title: str
     pid: int
-    # How its program ended ("exited 3"), for a session that has; "" while
-    # it runs.
-    ended: str = ""
+    # How its program ended, for a session that has; None while it runs.
+    ended: Ending | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        entry: dict[str, object] = {
             "name": self.name,
             "created": int(self.created),
             "command": self.command,
             "title": self.title,
             "pid": self.pid,
-            "ended": self.ended,
         }
+        if self.ended is not None:  # as a tmux or remote list's: the one wire shape
+            entry["ended"] = self.ended.as_dict()
+        return entry
 
 
 # What a session is made of in the folder, and the status file being
@@ -549,7 +550,7 @@ def list_sessions(folder: Path) -> list[Session]:
                 continue  # its FIFO made, its dtach not started yet
             forget(session, keep_ending=ending is not None)
             if ending is not None:
-                found.append(Session(name, ending.ended, "", "", 0, ending.describe()))
+                found.append(Session(name, ending.ended, "", "", 0, ending))
             continue
         try:
             created = session.socket.stat().st_mtime
