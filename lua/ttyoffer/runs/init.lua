@@ -34,20 +34,12 @@ local TITLE_LENGTH = 80
 M.signals = rules.signals
 
 --- A result the editor makes itself (a job run, the host gone, a time-out),
---- killed by `name` (a key of rules.signals) or not.
---- @param code integer
---- @param reason string
---- @param message string
+--- killed by the signal `name` (a key of rules.signals) or not.
 --- @param name string?
 --- @return ttyoffer.RunResult
 local function made(code, reason, message, name)
-  return {
-    code = code,
-    signal = name and rules.signals[name] or 0,
-    signal_name = name and ('SIG' .. name) or '',
-    reason = reason,
-    message = message,
-  }
+  local signal, signal_name = name and rules.signals[name] or 0, name and ('SIG' .. name) or ''
+  return { code = code, signal = signal, signal_name = signal_name, reason = reason, message = message }
 end
 
 --- @type table<integer, ttyoffer.Run>
