@@ -101,13 +101,13 @@ class Bench:
         ed.lua("_G.B = dofile(...)", str(BENCH_LUA))
         ed.lua("require('ttyoffer').setup({max_offers = 5000, float = {close_delay = 0}})")
         if size.shrink_delay is not None:
-            ed.lua("require('ttyoffer.host').shrink_delay = ...", size.shrink_delay)
+            ed.lua("require('ttyoffer.host').set_shrink_delay(...)", size.shrink_delay)
 
     def lua(self, code: str, *args: Any) -> Any:
         return self.ed.lua(code, *args)
 
     def host_pid(self) -> int:
-        pid: int = self.lua("return require('ttyoffer.host').pid")
+        pid: int = self.lua("return require('ttyoffer.host').get_pid()")
         return pid
 
     def nvim_pid(self) -> int:
@@ -128,7 +128,7 @@ class Bench:
             "ratio_p50": statistics.median(offer) / statistics.median(plain),
             "plain_ms": dist(plain),
             "offer_ms": dist(offer),
-            "stock_ran_dry": self.lua("return require('ttyoffer.host').dry"),
+            "stock_ran_dry": self.lua("return require('ttyoffer.host').stock_dry()"),
         }
         if samples["sh"]:
             figure["sh_floor_ratio_p50"] = statistics.median(samples["sh"]) / statistics.median(plain)
@@ -375,7 +375,7 @@ class Bench:
         """300 spawns from a loop that never yields: the stock runs dry and
         grows; how many ptys the editor holds after, and once it shrinks."""
         host = self.host_pid()
-        delay = self.lua("return require('ttyoffer.host').shrink_delay")
+        delay = self.lua("return require('ttyoffer.host').get_shrink_delay()")
         # What the figures before left (their own bursts grew the stock) goes first.
         wait_until(lambda: masters_held(host) <= 8, delay / 1000 + 30, "the stock back to 8")
         before = masters_held(host)
@@ -604,7 +604,7 @@ def first_command(sandbox: Sandbox, rounds: int) -> dict[str, Any]:
             with editor(bare if name == "plain" else sandbox, wait_host=False) as ed:
                 samples[name].append(ed.lua(code))
                 if name == "offer":
-                    states.append(ed.lua("return require('ttyoffer.host').state"))
+                    states.append(ed.lua("return require('ttyoffer.host').get_state()"))
     return {
         "plain_ms": dist(samples["plain"]),
         "offer_ms": dist(samples["offer"]),
@@ -860,6 +860,8 @@ TARGETS = {
     "git_version_system": ("ratio_p50", "<=", 1.2),
     "git_version_jobstart": ("ratio_p50", "<=", 1.2),
     "git_version_fn_system": ("ratio_p50", "<=", 1.2),
+    # Within what jobstart costs (the offer's cost per spawn, against stock).
+    "git_version_uv_spawn": ("ratio_p50", "<=", 1.2),
     "gitsigns": ("ratio_p50", "<=", 1.1),
     "idle_ptys": ("host_ptys", "<=", 8),
     "idle_memory": ("helpers_pss_mb", "<=", 30),
@@ -930,7 +932,7 @@ def render(results: dict[str, Any]) -> str:
         f"{f['commands']} cmds: host {f['host_fds_delta']:+d} fds {f['host_rss_kb_delta']:+d} KB, "
         f"nvim {f['nvim_fds_delta']:+d} fds {f['nvim_rss_kb_delta']:+d} KB",
     )
-    for spawner in ("system", "jobstart", "fn_system"):
+    for spawner in ("system", "jobstart", "fn_system", "uv_spawn"):
         if f"git_version_{spawner}" in r:
             f = r[f"git_version_{spawner}"]
             lead = f" (bare leader: {f['lead_floor_ratio_p50']:.2f}x)" if "lead_floor_ratio_p50" in f else ""
@@ -1054,6 +1056,7 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
             ("git_version_system", lambda b: b.git_version("system")),
             ("git_version_jobstart", lambda b: b.git_version("jobstart")),
             ("git_version_fn_system", lambda b: b.git_version("fn_system")),
+            ("git_version_uv_spawn", lambda b: b.git_version("uv_spawn")),
             ("burst_ptys", Bench.burst_ptys),
             ("idle_cost", Bench.idle_cost),
             ("churn", Bench.churn),

@@ -110,6 +110,13 @@ EVENT_MESSAGES: dict[str, Message] = {
         "question",
         terminal=True,
     ),
+    "declined": event(
+        "The command asked (the question on its screen, may be '') what the user declined for "
+        "this burst (`dismiss_all`), and was hung up with no window.",
+        "offer_id",
+        "question",
+        terminal=True,
+    ),
     "run_started": event(
         "A run's program started, with this pid; session: a persistent run's session name "
         "(after the sanitiser), '' for others.",
@@ -143,6 +150,11 @@ METHODS: dict[str, Message] = {
     "refill": notify(count="int", rows="int", cols="int"),
     "bind": notify(offer_id="int", pid="int"),
     "dismiss": notify(offer_id="int"),
+    "dismiss_all": notify(
+        "The user declined these at once: each is hung up, and the same questions are declined "
+        "with no window while the burst lasts.",
+        offer_ids="ints",
+    ),
     "retire": notify(
         "Spare ptys the editor no longer wants (its stock shrinks after a burst).", offer_ids="ints"
     ),

@@ -293,7 +293,7 @@ def test_runs_get_the_login_shells_path_and_health_says_so(sandbox: Sandbox, tmp
 def test_without_a_host_a_run_still_runs(tmp_path: Path) -> None:
     sandbox = Sandbox(tmp_path / "nvim", extra_init="vim.g.python3_host_prog = '/nonexistent/python3'\n")
     with editor(sandbox, wait_host=False) as ed:
-        wait_until(lambda: ed.lua("return require('ttyoffer.host').state") == "failed", what="no host")
+        wait_until(lambda: ed.lua("return require('ttyoffer.host').get_state()") == "failed", what="no host")
         run_id = start(ed, argv=["sh", "-c", "echo plain job; exit 3"])
         assert wait_exit(ed, run_id)["code"] == 3
         wait_until(lambda: "plain job" in ed.run_pane(run_id), what="the output")

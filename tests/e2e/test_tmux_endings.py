@@ -303,7 +303,7 @@ def timed(ed: Editor, command: str) -> tuple[float, str]:
 
 def test_a_stopped_host_does_not_freeze_run_commands(tmux_editor: tuple[Editor, Outside]) -> None:
     ed, _ = tmux_editor
-    host_pid = ed.lua("return require('ttyoffer.host').pid")
+    host_pid = ed.lua("return require('ttyoffer.host').get_pid()")
     ed.nvim.command("messages clear")
     os.kill(host_pid, signal.SIGSTOP)
     try:
@@ -354,7 +354,7 @@ def test_in_the_tui_a_stopped_host_leaves_the_editor_answering(sandbox: Sandbox,
     ed = Editor(nvim)
     try:
         ed.wait_host()
-        host_pid = ed.lua("return require('ttyoffer.host').pid")
+        host_pid = ed.lua("return require('ttyoffer.host').get_pid()")
         os.kill(host_pid, signal.SIGSTOP)
         try:
             # A long wait ends on CTRL-C.

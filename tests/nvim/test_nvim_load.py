@@ -69,7 +69,7 @@ def proc_rss_kb(pid: int) -> int:
 
 
 def test_ten_thousand_commands_leave_fds_and_memory_at_baseline(ed: Editor) -> None:
-    host_pid = ed.lua("return require('ttyoffer.host').pid")
+    host_pid = ed.lua("return require('ttyoffer.host').get_pid()")
     nvim_pid = ed.lua("return vim.fn.getpid()")
     churn = """
         for i = 1, ... do

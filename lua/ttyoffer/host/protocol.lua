@@ -26,6 +26,9 @@ M.events = {
   -- The command asked (the question on its screen, may be '') while the
   -- editor served nothing, and was hung up.
   unserved = { 'offer_id', 'question' },
+  -- The command asked (the question on its screen, may be '') what the user
+  -- declined for this burst (`dismiss_all`), and was hung up with no window.
+  declined = { 'offer_id', 'question' },
   -- A run's program started, with this pid; session: a persistent run's
   -- session name (after the sanitiser), '' for others.
   run_started = { 'run_id', 'pid', 'session' },
@@ -49,6 +52,9 @@ M.methods = {
   refill = { kind = 'notify', args = { 'count', 'rows', 'cols' } },
   bind = { kind = 'notify', args = { 'offer_id', 'pid' } },
   dismiss = { kind = 'notify', args = { 'offer_id' } },
+  -- The user declined these at once: each is hung up, and the same questions
+  -- are declined with no window while the burst lasts.
+  dismiss_all = { kind = 'notify', args = { 'offer_ids' } },
   -- Spare ptys the editor no longer wants (its stock shrinks after a burst).
   retire = { kind = 'notify', args = { 'offer_ids' } },
   attach = { kind = 'notify', args = { 'offer_id', 'rows', 'cols' } },

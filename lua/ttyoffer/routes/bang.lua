@@ -147,7 +147,7 @@ end
 --- is better off waiting for it a moment: the first moments after startup,
 --- or `nvim +'Bang …'`, which runs before the host is started at all.
 local function host_on_its_way()
-  return config.current.enabled and (host.state == 'starting' or host.state == 'stopped')
+  return config.current.enabled and (host.get_state() == 'starting' or host.get_state() == 'stopped')
 end
 
 --- Run `args` like :!{args}, without blocking the editor.
@@ -170,7 +170,7 @@ function M.run(args, opts)
   end
   previous = cmd
   if host_on_its_way() then
-    if host.state == 'stopped' then
+    if host.get_state() == 'stopped' then
       host.start()
       host.refill()
     end
@@ -179,7 +179,7 @@ function M.run(args, opts)
         notify.notice(
           string.format('the host was not ready: ran without a prompt window: %s', cmd),
           vim.log.levels.WARN,
-          host.error or 'see :checkhealth ttyoffer'
+          host.get_error() or 'see :checkhealth ttyoffer'
         )
       end
       start(cmd)
