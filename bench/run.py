@@ -633,7 +633,7 @@ def recording_flood(workdir: Path, seconds: int) -> dict[str, Any]:
 
     from ttyoffer_nvim.runs import sessions
 
-    runtime = workdir / "flood-runtime"
+    runtime = workdir / "fr"
     runtime.mkdir(mode=0o700)
     folder = sessions.session_folder(str(runtime))
     session = sessions.paths(folder, "flood")
@@ -1036,9 +1036,14 @@ def render(results: dict[str, Any]) -> str:
 
 
 def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="ttyoffer-bench-") as tmp:
+    # Short names: a session's socket is made under $XDG_RUNTIME_DIR, and
+    # its path must fit 108 bytes wherever $TMPDIR is (the test suite's
+    # own folder, when the bench runs as a test).
+    with tempfile.TemporaryDirectory(prefix="ttb-") as tmp:
         workdir = Path(tmp)
         sandbox = Sandbox(workdir / "nvim")
+        (workdir / "r").mkdir(mode=0o700)
+        sandbox.env["XDG_RUNTIME_DIR"] = str(workdir / "r")
         # tmux runs go to a server of the bench's own, never the user's.
         (workdir / "tmux").mkdir()
         sandbox.env["TMUX_TMPDIR"] = str(workdir / "tmux")

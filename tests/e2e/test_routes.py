@@ -230,10 +230,11 @@ def test_lua_spawners_keep_stock_errors_and_results(sandbox: Sandbox) -> None:
 def test_a_blocked_editor_hangs_the_asker_up_and_says_how_to_answer(sandbox: Sandbox) -> None:
     ask = "printf 'Secret word: ' >/dev/tty; read w </dev/tty; echo got $w"
     with editor(sandbox) as ed:
-        # system() blocks the editor: no window can open. The command fails
-        # promptly (not never) and the user is told.
+        # system() given an {input} of nil (stock feeds "v:null") runs under
+        # Neovim's own blocking system(): no window can open. The command
+        # fails promptly (not never) and the user is told.
         started = time.monotonic()
-        out = ed.lua("return { vim.fn.system(...), vim.v.shell_error }", ask)
+        out = ed.lua("return { vim.fn.system(..., nil), vim.v.shell_error }", ask)
         assert time.monotonic() - started < 10
         assert out[1] != 0 and "got" not in out[0]
         told = ed.wait_event("TtyOfferUnserved")[0]["data"]

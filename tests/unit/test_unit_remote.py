@@ -38,12 +38,15 @@ def test_a_refused_destination_or_name_builds_no_command() -> None:
 
 
 def test_the_command_reuses_one_private_connection_per_host() -> None:
-    built = remote.command(["ssh", "-F", "cfg"], "box", "run", "build", ["make"])
+    # The control folder in the suite's own runtime folder (conftest), not
+    # /tmp/ttyoffer-ssh-UID, where it outlived the run.
+    runtime = os.environ["XDG_RUNTIME_DIR"]
+    built = remote.command(["ssh", "-F", "cfg"], "box", "run", "build", ["make"], runtime)
     assert isinstance(built, remote.Command)
     argv = built.argv
     assert argv[:3] == ["ssh", "-F", "cfg"] and argv[-3:-1] == ["--", "box"]
     assert "ControlMaster=auto" in argv and "-tt" in argv
-    listing = remote.command(["ssh"], "box", "list")
+    listing = remote.command(["ssh"], "box", "list", runtime_dir=runtime)
     assert isinstance(listing, remote.Command) and "BatchMode=yes" in listing.argv and "-T" in listing.argv
 
 

@@ -6,7 +6,6 @@ local config = require('ttyoffer.config')
 local expand = require('ttyoffer.routes.expand')
 local host = require('ttyoffer.host')
 local notify = require('ttyoffer.shared.notify')
-local originals = require('ttyoffer.shared.originals')
 local prompts = require('ttyoffer.offer.prompts')
 local spawners = require('ttyoffer.routes.spawners')
 
@@ -102,12 +101,10 @@ function M.with_previous(cmd)
   )
 end
 
---- v:shell_error, which only the editor's own shell calls set: one that
---- exits with `code` sets it.
+--- v:shell_error, which only the editor's own shell calls set.
 --- @param code integer
 local function set_shell_error(code)
-  code = math.max(0, math.min(code, 255))
-  originals.fn_system({ '/bin/sh', '-c', 'exit "$1"', 'sh', tostring(code) })
+  require('ttyoffer.routes.synchronous').set_shell_error(math.max(0, math.min(code, 255)))
 end
 
 --- Start `cmd` (expanded already) and report it when it ends.

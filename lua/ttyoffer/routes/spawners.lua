@@ -276,17 +276,42 @@ local function not_started(ok, result)
   return tostring(result):find('E475:', 1, true) ~= nil
 end
 
+--- system() or systemlist() of the offered `command`, without {input}:
+--- run as stock runs it, with a wait that lets the user answer a prompt
+--- (routes/synchronous.lua). nil when it could not be started.
+--- @param command string[]
+--- @param offer_id integer
+--- @param cmd string|string[] as the caller gave it
+--- @param as_list boolean systemlist()
+--- @return (string|string[])?
+local function run_answerable(command, offer_id, cmd, as_list)
+  local synchronous = require('ttyoffer.routes.synchronous')
+  local output, status = synchronous.run(command, function(pid)
+    records.add({ id = offer_id, pid = pid, cmd = cmd, state = 'armed' })
+    host.notify('bind', offer_id, pid)
+  end)
+  if not output then
+    return nil
+  end
+  synchronous.set_shell_error(status)
+  if as_list then
+    return synchronous.as_list(output, false)
+  end
+  return synchronous.as_string(output)
+end
+
 --- system() and systemlist() with the offer: `stock_fn` is the original.
---- The editor serves nothing while they run, so a prompt cannot be shown:
---- the command is hung up when it asks (after `blocked_timeout`) and the
---- user is told what asked and how to run it so it can be answered. Without
---- the terminal it would have failed at once, or asked on the editor's.
---- Given {input}, the command runs as stock: a program that prefers
---- /dev/tty and reads its stdin when there is none (getpass, ssh-keygen -y)
---- reads what was fed, and no window could open meanwhile anyway.
-local function run_blocking(stock_fn, cmd, ...)
+--- Without {input}, the command runs as stock runs it and its prompt can be
+--- answered meanwhile (run_answerable). Given {input}, the command runs as
+--- stock: a program that prefers /dev/tty and reads its stdin when there
+--- is none (getpass, ssh-keygen -y) reads what was fed. An {input} of nil
+--- (stock feeds "v:null") keeps the blocking run: the command is hung up
+--- when it asks (after `blocked_timeout`) and the user told what asked and
+--- how to run it so it can be answered.
+local function run_blocking(stock_fn, as_list, cmd, ...)
   local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
-  local fed = select('#', ...) > 0 and select(1, ...) ~= nil
+  local given = select('#', ...)
+  local fed = given > 0 and select(1, ...) ~= nil
   if fed and valid and not vim.in_fast_event() then
     records.skipped('input fed up front')
   end
@@ -301,6 +326,16 @@ local function run_blocking(stock_fn, cmd, ...)
   end
   if not command then
     return stock_fn(cmd, ...)
+  end
+  if given == 0 then
+    local result = run_answerable(command, offer_id, cmd, as_list)
+    if result then
+      return result
+    end
+    -- Whatever went wrong, the command gets the start it would have had.
+    host.notify('dismiss', offer_id)
+    records.skipped('spawn failed')
+    return stock_fn(cmd)
   end
   records.add({ id = offer_id, pid = 0, cmd = cmd, state = 'armed' })
   local ok, result = pcall(stock_fn, command, ...)
@@ -320,12 +355,12 @@ end
 
 --- Same contract as |system()|, plus the offer (see run_blocking).
 function M.fn_system(cmd, ...)
-  return run_blocking(originals.fn_system, cmd, ...)
+  return run_blocking(originals.fn_system, false, cmd, ...)
 end
 
 --- Same contract as |systemlist()|, plus the offer (see run_blocking).
 function M.systemlist(cmd, ...)
-  return run_blocking(originals.systemlist, cmd, ...)
+  return run_blocking(originals.systemlist, true, cmd, ...)
 end
 
 --- Same contract as luv's uv.spawn(), plus the offer (routes/uv_spawn.lua).
