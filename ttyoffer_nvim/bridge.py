@@ -10,11 +10,9 @@ not come is how a blocked editor is told (NvimPresenter.editor_waits_for_user).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 import os
-import signal
 import socket
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -130,19 +128,11 @@ class NvimPresenter:
         send_event(self._nvim, "run_output", run.id, data)
 
     def run_exit(self, run: Run) -> None:
-        name = ""
-        if run.signal:
-            with contextlib.suppress(ValueError):
-                name = signal.Signals(run.signal).name
-        result = {
-            "code": run.code,
-            "signal": run.signal,
-            "signal_name": name,
-            "reason": run.reason,
-            "message": run.message,
-            # Not the result's: what the pane does with the keys still typed.
-            "typing_secret": run.typing_secret,
-        }
+        from .runs.ending import Ending
+
+        result = (run.ending or Ending(255)).as_dict()
+        # Not the result's: what the pane does with the keys still typed.
+        result["typing_secret"] = run.typing_secret
         send_event(self._nvim, "run_exit", run.id, result)
 
     def remote_answer(self, dest: str, action: str, name: str, answer: dict[str, Any]) -> None:
@@ -300,6 +290,7 @@ class TtyOfferHost:
         re-attach to; the errors reach the caller before any pane opens.
         tmux runs off the loop (tmux.call)."""
         from .runs import tmux
+        from .runs.ending import Ending
         from .runs.runs import NOT_STARTED_CODE, resolve
 
         if not isinstance(spec, dict):
@@ -328,8 +319,8 @@ class TtyOfferHost:
                 # (127, not found or not executable) before anything is made.
                 executable, reason, message = resolve(argv[0], env["PATH"], cwd)
                 if executable is None:
-                    ending = tmux.Ending(NOT_STARTED_CODE, 0, reason, message)
-                    return {"session": tmux.session_name(spec.get("name")), "ended": tmux.ending_dict(ending)}
+                    ending = Ending(NOT_STARTED_CODE, 0, reason, message)
+                    return {"session": tmux.session_name(spec.get("name")), "ended": ending.as_dict()}
             prepared = await tmux.prepare(server, spec.get("name"), argv, cwd, env, rows, cols, server_env)
         except (tmux.TmuxError, ValueError, TypeError) as err:
             return {"error": str(err)}
@@ -339,7 +330,7 @@ class TtyOfferHost:
             "attach": prepared.attach,
         }
         if prepared.ending is not None:
-            answer["ended"] = tmux.ending_dict(prepared.ending)
+            answer["ended"] = prepared.ending.as_dict()
         return answer
 
     async def tmux_list(self, server: Any) -> dict[str, Any]:

@@ -404,7 +404,7 @@ def test_a_host_without_dtach_or_script_says_so_and_how_to_install(remote_host: 
     shown = b"".join(part for part in stream.feed(out) if isinstance(part, bytes)).decode()
     assert "dtach and script not found on" in shown, shown
     assert "sudo apt-get install dtach bsdutils" in shown
-    assert stream.ending == remote.RemoteEnding(127, 0, "cannot_start")
+    assert stream.ending == (127, 0, "cannot_start")
     checked = remote.command(remote_host.ssh(), KEYED, "check", "", None, str(remote_host.runtime))
     assert isinstance(checked, remote.Command)
     said = run_through_ssh(checked.argv).decode()

@@ -98,7 +98,14 @@ def test_argv_env_and_cwd_arrive_and_the_exit_code_is_told(ed: Editor, tmp_path:
     # One result: what on_exit got, wait() returns and TtyRunExit carries.
     exit_event = ed.wait_event("TtyRunExit")[0]["data"]
     assert exit_event == {**result, "id": run_id}
-    assert result == {"code": 3, "signal": 0, "signal_name": "", "reason": "exited", "message": ""}
+    assert result == {
+        "code": 3,
+        "signal": 0,
+        "signal_name": "",
+        "reason": "exited",
+        "message": "",
+        "said": "exited 3",
+    }
     assert ed.lua("return require('ttyoffer.runs').get(...):wait(0)", run_id) == result
     # on_exit exactly once.
     assert len(exits(ed, run_id)) == 1

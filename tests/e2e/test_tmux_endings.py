@@ -117,6 +117,7 @@ def test_the_ending_told_is_the_programs_own(tmux_editor: tuple[Editor, Outside]
         "signal_name": "SIGKILL",
         "reason": "signal",
         "message": "",
+        "said": "killed by SIGKILL",
     }
 
 

@@ -44,16 +44,14 @@ import signal
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..term import procfs
-from . import remote_sh
+from . import remote_sh, rules
+from .ending import Ending
 from .sessions import sanitize_name, unix_sockets
 
-# What `dest` may be: what ssh takes as a destination (an alias, user@host,
-# ssh://user@host:port, [v6]:port), and no shell metacharacter a ProxyCommand
-# of the user's could see in %h.
-_DESTINATION = re.compile(r"[A-Za-z0-9._@:/\[\]%+][A-Za-z0-9._@:/\[\]%+-]*")
-DESTINATION_LENGTH = 255
+_DESTINATION = rules.destination_regex()
 # A minute after the last run to a host has gone, its connection closes.
 CONTROL_PERSIST = "60"
 SOCKET_PATH_MAX = 108
@@ -70,12 +68,9 @@ _LITERAL = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
 
 def refusal(dest: object) -> str | None:
     """Why `dest` is not a destination we pass to ssh (None when it is)."""
-    if isinstance(dest, str) and len(dest) <= DESTINATION_LENGTH and _DESTINATION.fullmatch(dest):
+    if isinstance(dest, str) and len(dest) <= rules.DESTINATION_LENGTH and _DESTINATION.fullmatch(dest):
         return None
-    return (
-        f"{dest!r} is not an ssh destination: a Host of your ~/.ssh/config, user@host or "
-        "ssh://user@host:port (letters, digits and . _ @ : / [ ] % + -, not starting with -)"
-    )
+    return rules.fill(rules.DESTINATION_REFUSAL, shown=repr(dest))
 
 
 class ControlFolderError(Exception):
@@ -225,8 +220,11 @@ def command(
 # -- what the remote side tells --------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RemoteEnding:
+class EndMarker(NamedTuple):
+    """The far side's end marker, as it said it: its reason is an ending's,
+    or what became of the session (gone, detached, unreachable), which
+    told_ending puts into the Ending told."""
+
     code: int
     signal: int
     reason: str
@@ -256,7 +254,7 @@ class Stream:
         self._start = f"\x1b_ttyoffer-{nonce};".encode()
         self._held = b""
         self.attached = False
-        self.ending: RemoteEnding | None = None
+        self.ending: EndMarker | None = None
 
     def feed(self, data: bytes) -> list[bytes | str]:
         data = self._held + data
@@ -298,43 +296,33 @@ class Stream:
         parts = what.split(";")
         if len(parts) == 4 and parts[0] == "end" and parts[1].isdigit() and parts[2].isdigit():
             reason = parts[3] if parts[3] in _END_REASONS else "exited"
-            self.ending = RemoteEnding(int(parts[1]), int(parts[2]), reason)
+            self.ending = EndMarker(int(parts[1]), int(parts[2]), reason)
 
     def flush(self) -> bytes:
         held, self._held = self._held, b""
         return held
 
 
-def told_ending(
-    stream: Stream, host: str, session: str, code: int | None
-) -> tuple[int, int, str, str] | None:
-    """A remote run's ending (code, signal, reason, message): the remote
-    program's own, as the remote side told it; an ssh that ended without
-    telling one lost its connection (or never had one: ssh said why in the
-    pane; None keeps ssh's own exit)."""
-    ending = stream.ending
-    if ending is None:
+def told_ending(stream: Stream, host: str, session: str, code: int | None) -> Ending | None:
+    """A remote run's ending: the remote program's own, as the remote side
+    told it; an ssh that ended without telling one lost its connection (or
+    never had one: ssh said why in the pane; None keeps ssh's own exit)."""
+    if stream.ending is None:
         if stream.attached:
-            return (
-                255,
-                0,
-                "disconnected",
-                f"disconnected from {host}: session {session} goes on there; r re-attaches",
-            )
+            said = f"disconnected from {host}: session {session} goes on there; r re-attaches"
+            return Ending(255, 0, "disconnected", said)
         if code == 255:
-            return 255, 0, "exited", f"ssh could not reach {host} (its words above)"
+            return Ending(255, 0, "exited", f"ssh could not reach {host} (its words above)")
         return None
-    if ending.reason == "detached":
-        return ending.code, ending.signal, "closed", f"detached: session {session} goes on on {host}"
-    if ending.reason == "unreachable":
+    told, signum, reason = stream.ending
+    if reason == "detached":
+        return Ending(told, signum, "closed", f"detached: session {session} goes on on {host}")
+    if reason == "unreachable":
         said = f"session {session} on {host} runs, but its terminal is gone: "
         said += f":TtyRun kill {host}:{session} ends it"
-        return ending.code, ending.signal, "closed", said
-    if ending.reason == "gone":
-        return (
-            ending.code,
-            ending.signal,
-            "exited",
-            f"session {session} on {host} ended without its program's ending",
+        return Ending(told, signum, "closed", said)
+    if reason == "gone":
+        return Ending(
+            told, signum, "exited", f"session {session} on {host} ended without its program's ending"
         )
-    return ending.code, ending.signal, ending.reason, f"on {host}"
+    return Ending(told, signum, reason, f"on {host}")

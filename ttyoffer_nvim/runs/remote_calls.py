@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import offloop, remote
+from .ending import Ending
 from .sessions import refusal as name_refusal
-from .tmux import Ending, ending_dict
 
 # Seconds one ssh of a list, kill or signal may take before it is killed.
 CALL_TIMEOUT = 15.0
@@ -59,7 +59,7 @@ def parse_list(output: str) -> tuple[list[dict[str, Any]], str]:
             if not (code.isdigit() and signum.isdigit()):
                 continue
             why = reason if reason in _ENDED_REASONS else "exited"
-            entry["ended"] = ending_dict(Ending(int(code), int(signum), why))
+            entry["ended"] = Ending(int(code), int(signum), why).as_dict()
         found.append(entry)
     return found, problem
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import shlex
 
+from . import rules
+
 # Inside the session: script(1) runs `exec /bin/sh -c "$TTYOFFER_WRAPPER"
 # ttyoffer-session`, and the program's argv comes in TTYOFFER_ARGV (shlex
 # words): script writes its command line into the recording's first line,
@@ -228,8 +230,8 @@ for entry in "$d"/*.sock "$d"/*.pid "$d"/*.status; do
   [ -e "$entry" ] || continue
   base=${entry##*/}
   n=${base%.*}
-  case $n in '' | -* | *- | *[!A-Za-z0-9_-]*) continue ;; esac
-  [ ${#n} -le 40 ] || continue
+  case $n in '' | -* | *- | *[!__NAME_CHARACTERS__]*) continue ;; esac
+  [ ${#n} -le __NAME_LENGTH__ ] || continue
   case $seen in *" $n "*) continue ;; esac
   seen="$seen$n "
   paths_of "$n"
@@ -311,6 +313,9 @@ def script_for(action: str, name: str, argv: list[str], nonce: str, install: str
     script = (_PREAMBLE + body).replace("__NONCE__", nonce).replace("__INSTALL__", install)
     script = script.replace("__NAME__", shlex.quote(name)).replace("__WRAPPER__", shlex.quote(REMOTE_WRAPPER))
     script = script.replace("__SCRIPT_COMMAND__", shlex.quote(SCRIPT_COMMAND))
+    # The session-name rule, as sessions.sanitize_name applies it.
+    script = script.replace("__NAME_CHARACTERS__", rules.NAME_CHARACTERS)
+    script = script.replace("__NAME_LENGTH__", str(rules.NAME_LENGTH))
     # The program's argv: "$@" and "$#" for the script, TTYOFFER_ARGV (as
     # shlex words) for the wrapper.
     script = script.replace("__ARGV__", shlex.quote(shlex.join(argv)))

@@ -6,7 +6,7 @@ relays the terminal to the editor's pane (with the offers' flow control) and
 learns the program's own exit through a pidfd, not the terminal's: a
 background process the program left holding the terminal cannot hide it.
 
-How a run ends, as the editor is told (`code`, `signal`, `reason`):
+How a run ends, as the editor is told (an ending.Ending's `reason`):
 
 * ``exited``: the program's exit status;
 * ``signal``: killed by a signal: 128 + its number, and the number;
@@ -44,6 +44,7 @@ from ..term.relay import Relay
 from ..term.sequences import SequenceFilter
 from . import remote, sessions
 from . import tmux as tmux_runs
+from .ending import Ending
 from .shellenv import LoginPath, LoginPathCache, login_shell
 
 # Seconds between the hang-up of a closed run's process group and its kill.
@@ -98,11 +99,8 @@ class Run:
     pid: int = 0
     pidfd: int = -1
     reaped: bool = False
-    # Set once the end is known: the code told, the signal, why.
-    code: int | None = None
-    signal: int = 0
-    reason: str = ""
-    message: str = ""
+    # Set once the end is known: what is told.
+    ending: Ending | None = None
     told: bool = False
     closing: bool = False
     forgotten: bool = False
@@ -124,7 +122,7 @@ class Run:
     # The pane's program, watched through a pidfd of its own: tmux does not
     # always see it die (tmux.zombie_ending).
     tmux_pidfd: int = -1
-    tmux_ending: tmux_runs.Ending | None = None
+    tmux_ending: Ending | None = None
     # A run on another machine: the markers of its connection.
     remote: remote.Stream | None = None
     # Keys were typed into its terminal with echo off in line mode (a
@@ -319,7 +317,7 @@ class RunTable:
         if not spec.persist:
             return argv, b""
         persistent = self._persistent(run, argv, env, cwd)
-        if isinstance(persistent, sessions.Ending):
+        if isinstance(persistent, Ending):
             self._ended_before(run, persistent)
             return None
         if isinstance(persistent[1], str):
@@ -352,7 +350,7 @@ class RunTable:
 
     def _persistent(
         self, run: Run, argv: list[str], env: dict[str, str], cwd: str
-    ) -> tuple[list[str], bytes] | tuple[str, str] | sessions.Ending:
+    ) -> tuple[list[str], bytes] | tuple[str, str] | Ending:
         """The argv that attaches to (or creates) the run's dtach session,
         and what to show first; (reason, message) when there can be none;
         the Ending of a session whose program ended while nobody looked,
@@ -405,7 +403,7 @@ class RunTable:
         env.update(extra_env)
         return attach, b""
 
-    def _ended_before(self, run: Run, ending: sessions.Ending) -> None:
+    def _ended_before(self, run: Run, ending: Ending) -> None:
         """The session's program ended while no pane was attached: the run
         is that ending, after what it printed; its files go (it was seen)."""
         assert run.session_paths is not None
@@ -413,15 +411,15 @@ class RunTable:
         sessions.forget(run.session_paths)
         if run.pty is not None:
             run.pty.close()
-        run.code, run.signal, run.reason = ending.code, ending.signal, ending.reason
         note = f"session {run.session} had ended"
-        run.message = f"{ending.message} ({note})" if ending.message else note
+        message = f"{ending.message} ({note})" if ending.message else note
+        run.ending = Ending(ending.code, ending.signal, ending.reason, message)
         self._presenter.run_started(run)
         self._relay(run, tail)
         self._tell_exit(run)
 
     def _not_started(self, run: Run, reason: str, message: str) -> None:
-        run.code, run.reason, run.message = NOT_STARTED_CODE, reason, message
+        run.ending = Ending(NOT_STARTED_CODE, 0, reason, message)
         if run.pty is not None:
             run.pty.close()
         self._tell_exit(run)
@@ -434,7 +432,7 @@ class RunTable:
         run.forgotten = True
         if run.running:
             if not run.told:
-                run.code, run.signal, run.reason = CLOSED_CODE, signal.SIGHUP, "closed"
+                run.ending = Ending(CLOSED_CODE, signal.SIGHUP, "closed")
             run.closing = True
             self._signal_group(run, signal.SIGHUP)
             run.timers.append(self._loop.call_later(KILL_AFTER, self._signal_group, run, signal.SIGKILL))
@@ -579,15 +577,10 @@ class RunTable:
             if info is None:  # WNOHANG, and it has not ended
                 return False
         run.reaped = True
-        if run.code is None and run.session_paths is not None:
+        if run.ending is None and run.session_paths is not None:
             self._session_ending(run, run.session_paths)
-        if run.code is None:  # a closed run keeps the code it was closed with
-            if info is None:
-                run.code, run.reason = 255, "exited"
-            elif info.si_code == os.CLD_EXITED:
-                run.code, run.reason = info.si_status, "exited"
-            else:
-                run.code, run.signal, run.reason = 128 + info.si_status, info.si_status, "signal"
+        if run.ending is None:  # a closed run keeps the ending it was closed with
+            run.ending = Ending(255) if info is None else Ending.of_wait(info.si_code, info.si_status)
         return True
 
     def _session_ending(self, run: Run, session: sessions.SessionPaths) -> None:
@@ -597,22 +590,17 @@ class RunTable:
         became of the session."""
         ending = sessions.read_ending(session)
         if ending is not None:
-            run.code, run.signal, run.reason, run.message = (
-                ending.code,
-                ending.signal,
-                ending.reason,
-                ending.message,
-            )
+            run.ending = ending
             # Its program has ended: the session is over (its master may
             # still be on its way out), and this pane saw the end.
             sessions.forget(session)
             return
         if sessions.live(session.socket):
-            run.code, run.signal, run.reason = CLOSED_CODE, signal.SIGHUP, "closed"
-            run.message = f"detached: session {run.session} goes on"
+            run.ending = Ending(
+                CLOSED_CODE, signal.SIGHUP, "closed", f"detached: session {run.session} goes on"
+            )
         else:
-            run.code, run.reason = 255, "exited"
-            run.message = f"session {run.session} ended without its program's ending"
+            run.ending = Ending(255, 0, "exited", f"session {run.session} ended without its program's ending")
             sessions.forget(session)
 
     def _reaped(self, run: Run) -> None:
@@ -634,10 +622,11 @@ class RunTable:
     def _tell_exit(self, run: Run) -> None:
         if run.told:
             return
-        if run.remote is not None and run.reason != "closed":
-            told = remote.told_ending(run.remote, run.spec.host, run.session, run.code)
+        if run.remote is not None and (run.ending is None or run.ending.reason != "closed"):
+            code = None if run.ending is None else run.ending.code
+            told = remote.told_ending(run.remote, run.spec.host, run.session, code)
             if told is not None:
-                run.code, run.signal, run.reason, run.message = told
+                run.ending = told
         run.told = True
         self._presenter.run_exit(run)
         self._finish_if_forgotten(run)
@@ -770,18 +759,16 @@ class RunTable:
 
     async def _tmux_ending(self, run: Run) -> None:
         assert run.tmux is not None
-        present, ending = True, run.tmux_ending
+        present, ending, failed = True, run.tmux_ending, ""
         if ending is None:
             try:
                 present, ending = await tmux_runs.pane_ending(run.tmux, run.tmux_pane)
             except tmux_runs.TmuxError as err:
-                present, ending = False, None
-                run.message = str(err)
+                present, ending, failed = False, None, str(err)
         if run.closing:
             pass  # closed meanwhile: 129, as closed
         elif ending is not None:
-            run.code, run.signal, run.reason = ending.code, ending.signal, ending.reason
-            run.message = ending.message
+            run.ending = ending
             screen = await tmux_runs.last_screen(run.tmux, run.tmux_pane)
             # The client's last words first (it leaves the alternate screen,
             # which would take the screen with it): they reach the master a
@@ -795,11 +782,10 @@ class RunTable:
             await tmux_runs.forget_pane(run.tmux, run.tmux_pane)  # told: the pane goes
         elif present:
             # Detached (from tmux, or by another client): the program runs on.
-            run.code, run.signal, run.reason = CLOSED_CODE, 0, "detached"
-            run.message = "detached: the program goes on in tmux"
+            run.ending = Ending(CLOSED_CODE, 0, "detached", "detached: the program goes on in tmux")
         else:
-            run.code, run.signal, run.reason = CLOSED_CODE, signal.SIGHUP, "signal"
-            run.message = run.message or "its tmux session or pane was killed"
+            said = failed or "its tmux session or pane was killed"
+            run.ending = Ending(CLOSED_CODE, signal.SIGHUP, "signal", said)
         self._reaped(run)
 
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from ..term.jobsignals import as_for_a_job
 from ..term.text import sanitize
 from . import offloop
+from .ending import Ending
 from .sessions import sanitize_name
 
 PREFIX = "ttyoffer-"
@@ -116,16 +117,6 @@ def pane_id(text: str) -> str:
     if not _PANE_ID.fullmatch(text):
         raise TmuxError(f"tmux gave no pane id ({sanitize(text, 40)!r})")
     return text
-
-
-@dataclass(frozen=True)
-class Ending:
-    """How a pane's program ended, as runs tell it."""
-
-    code: int
-    signal: int
-    reason: str
-    message: str = ""
 
 
 def ending_of(dead: str, status: str, signum: str) -> Ending | None:
@@ -261,22 +252,8 @@ class TmuxSession:
             "title": self.title,
         }
         if self.ending is not None:
-            entry["ended"] = ending_dict(self.ending)
+            entry["ended"] = self.ending.as_dict()
         return entry
-
-
-def ending_dict(ending: Ending) -> dict[str, object]:
-    name = ""
-    if ending.signal:
-        with contextlib.suppress(ValueError):
-            name = signal.Signals(ending.signal).name
-    return {
-        "code": ending.code,
-        "signal": ending.signal,
-        "signal_name": name,
-        "reason": ending.reason,
-        "message": ending.message,
-    }
 
 
 def parse_pane_lines(output: str) -> list[TmuxPane]:

@@ -25,24 +25,22 @@ local host = require('ttyoffer.host')
 local notify = require('ttyoffer.shared.notify')
 local originals = require('ttyoffer.shared.originals')
 local pane_ui = require('ttyoffer.runs.pane')
+local rules = require('ttyoffer.runs.rules')
 local runspec = require('ttyoffer.runs.runspec')
 local title_rule = require('ttyoffer.shared.title')
 
 local TITLE_LENGTH = 80
-local NOT_STARTED = { not_found = 'not found', not_executable = 'not executable', cannot_start = 'cannot start' }
-M.signals = {
-  HUP = 1,
-  INT = 2,
-  QUIT = 3,
-  KILL = 9,
-  USR1 = 10,
-  USR2 = 12,
-  TERM = 15,
-  CONT = 18,
-  STOP = 19,
-  TSTP = 20,
-  WINCH = 28,
-}
+-- The names run:kill() takes, generated from the host's rules.
+M.signals = rules.signals
+
+--- A result the editor makes itself (a job run, the host gone, a time-out),
+--- killed by the signal `name` (a key of rules.signals) or not.
+--- @param name string?
+--- @return ttyoffer.RunResult
+local function made(code, reason, message, name)
+  local signal, signal_name = name and rules.signals[name] or 0, name and ('SIG' .. name) or ''
+  return { code = code, signal = signal, signal_name = signal_name, reason = reason, message = message }
+end
 
 --- @type table<integer, ttyoffer.Run>
 local runs = {}
@@ -55,6 +53,7 @@ local next_id = 1
 --- @field reason string exited | signal | not_found | not_executable | cannot_start | closed | detached
 ---   | disconnected
 --- @field message string
+--- @field said string? how the host described it (ending.describe)
 
 --- @class ttyoffer.Run
 --- @field id integer
@@ -112,7 +111,7 @@ local on_host = {
     host.notify('run_resize', run.id, rows, cols)
   end,
   lost = function(run)
-    run:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'signal', message = 'the host exited' })
+    run:_ended(made(129, 'signal', 'the host exited', 'HUP'))
   end,
 }
 
@@ -145,7 +144,7 @@ local as_job = {
         end
       end, 200)
     end
-    run:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'closed', message = '' })
+    run:_ended(made(129, 'closed', '', 'HUP'))
   end,
   resize = function() end, -- Neovim's terminal follows its window itself
   lost = function() end, -- not the host's
@@ -168,22 +167,16 @@ function Run:describe()
   return M.describe(r)
 end
 
---- A few words on how a run ended.
+--- A few words on how a run ended: the host's (`said`), or for an ending
+--- made here (a job run, the host gone) the same words, from its rules.
 --- @param r ttyoffer.RunResult
 --- @return string
 function M.describe(r)
-  if r.reason == 'closed' then
-    return 'closed'
-  elseif r.reason == 'detached' then
-    return 'detached'
-  elseif r.reason == 'disconnected' then
-    return 'disconnected'
-  elseif r.reason == 'signal' then
-    return 'killed by ' .. (r.signal_name ~= '' and r.signal_name or ('signal ' .. r.signal))
-  elseif NOT_STARTED[r.reason] then
-    return NOT_STARTED[r.reason]
+  if r.said and r.said ~= '' then
+    return r.said
   end
-  return 'exited ' .. r.code
+  local signal_name = r.signal_name ~= '' and r.signal_name or ('signal ' .. r.signal)
+  return rules.fill(rules.words[r.reason] or rules.words.exited, { code = r.code, signal_name = signal_name })
 end
 
 --- Wait for the end, serving the editor's events: the RunResult. As
@@ -202,7 +195,7 @@ function Run:wait(timeout)
       return self.result ~= nil
     end)
     if not self.result then
-      self:_ended({ code = 124, signal = 9, signal_name = 'SIGKILL', reason = 'signal', message = 'timed out' })
+      self:_ended(made(124, 'signal', 'timed out', 'KILL'))
     end
   end
   return self.result --[[@as ttyoffer.RunResult]]
@@ -274,6 +267,9 @@ function Run:_ended(result)
   end
   if self._timed_out then
     result = vim.tbl_extend('force', result, { code = 124 })
+  end
+  if (result.said or '') == '' then -- one the editor made: the host's words for it
+    result = vim.tbl_extend('force', result, { said = M.describe(result) })
   end
   self.result = result
   if self.closing then
@@ -355,7 +351,7 @@ local function start_as_job(run, spec)
   if spec.host then
     -- Never the command here instead of there.
     local message = 'runs on another machine need the host (' .. (host.error or host.state) .. ')'
-    run:_ended({ code = 127, signal = 0, signal_name = '', reason = 'cannot_start', message = message })
+    run:_ended(made(127, 'cannot_start', message))
     return
   end
   if #spec.argv == 0 then
@@ -373,13 +369,13 @@ local function start_as_job(run, spec)
       cwd = spec.cwd,
       env = env,
       on_exit = function(_, code)
-        run:_ended({ code = code, signal = 0, signal_name = '', reason = 'exited', message = '' })
+        run:_ended(made(code, 'exited', ''))
       end,
     })
   end)
   if not ok or job <= 0 then
-    local message = ok and 'not executable' or tostring(job):gsub('^.-: ', '')
-    run:_ended({ code = 127, signal = 0, signal_name = '', reason = 'cannot_start', message = message })
+    local message = ok and rules.words.not_executable or tostring(job):gsub('^.-: ', '')
+    run:_ended(made(127, 'cannot_start', message))
     return
   end
   run._job = job

@@ -79,7 +79,7 @@ function M.list_lines()
     table.insert(lines, ('%-20s %-8s %-16s %s'):format('session', 'age', 'running', 'title'))
     for _, s in ipairs(sessions) do
       -- Names, commands and titles come sanitized from the host.
-      local running = (s.ended or '') ~= '' and ('(' .. s.ended .. ')') or cut(s.command, 16)
+      local running = s.ended and ('(' .. runs().describe(s.ended) .. ')') or cut(s.command, 16)
       table.insert(lines, ('%-20s %-8s %-16s %s'):format(s.name, M.age(now - s.created), running, s.title))
     end
   end
