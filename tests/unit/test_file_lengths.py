@@ -20,7 +20,7 @@ LONG = {
     "lua/ttyoffer/runs/init.lua": 687,
     "ttyoffer_nvim/runs/sessions.py": 647,
     "ttyoffer_nvim/runs/tmux.py": 577,
-    "libexec/ttyoffer-lead.c": 622,  # the C leader: one program, one file
+    "libexec/ttyoffer-lead.c": 628,  # the C leader: one program, one file
     "ttyoffer_nvim/bridge.py": 511,
     "lua/ttyoffer/offer/prompts.lua": 478,
 }
