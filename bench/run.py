@@ -860,6 +860,8 @@ TARGETS = {
     "git_version_system": ("ratio_p50", "<=", 1.2),
     "git_version_jobstart": ("ratio_p50", "<=", 1.2),
     "git_version_fn_system": ("ratio_p50", "<=", 1.2),
+    # Within what jobstart costs (the offer's cost per spawn, against stock).
+    "git_version_uv_spawn": ("ratio_p50", "<=", 1.2),
     "gitsigns": ("ratio_p50", "<=", 1.1),
     "idle_ptys": ("host_ptys", "<=", 8),
     "idle_memory": ("helpers_pss_mb", "<=", 30),
@@ -930,7 +932,7 @@ def render(results: dict[str, Any]) -> str:
         f"{f['commands']} cmds: host {f['host_fds_delta']:+d} fds {f['host_rss_kb_delta']:+d} KB, "
         f"nvim {f['nvim_fds_delta']:+d} fds {f['nvim_rss_kb_delta']:+d} KB",
     )
-    for spawner in ("system", "jobstart", "fn_system"):
+    for spawner in ("system", "jobstart", "fn_system", "uv_spawn"):
         if f"git_version_{spawner}" in r:
             f = r[f"git_version_{spawner}"]
             lead = f" (bare leader: {f['lead_floor_ratio_p50']:.2f}x)" if "lead_floor_ratio_p50" in f else ""
@@ -1054,6 +1056,7 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
             ("git_version_system", lambda b: b.git_version("system")),
             ("git_version_jobstart", lambda b: b.git_version("jobstart")),
             ("git_version_fn_system", lambda b: b.git_version("fn_system")),
+            ("git_version_uv_spawn", lambda b: b.git_version("uv_spawn")),
             ("burst_ptys", Bench.burst_ptys),
             ("idle_cost", Bench.idle_cost),
             ("churn", Bench.churn),

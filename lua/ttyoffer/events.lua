@@ -2,6 +2,7 @@
 -- (the host calls `require('ttyoffer.events').<name>(...)`).
 local M = {}
 
+local held = require('ttyoffer.offer.held')
 local host = require('ttyoffer.host')
 local knock = require('ttyoffer.host.knock')
 local notify = require('ttyoffer.shared.notify')
@@ -22,7 +23,10 @@ function M.present(offer_id, data)
   -- open now (the host hangs up commands whose prompt is never received).
   host.notify('seen', offer_id)
   knock.served(offer_id)
-  prompts.present(offer_id, data)
+  -- Inside a plugin's own vim.wait() no key could reach its window.
+  if not held.hold_if_waiting(offer_id, data) then
+    prompts.present(offer_id, data)
+  end
 end
 
 --- @param offer_id integer
@@ -41,6 +45,7 @@ end
 
 --- @param offer_id integer
 function M.closed(offer_id)
+  held.forget(offer_id)
   prompts.closed(offer_id)
 end
 

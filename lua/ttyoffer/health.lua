@@ -205,7 +205,10 @@ local function check_routes(ttyoffer)
     info(':!{cmd} typed: stock (the offer or routes.bang is off)')
   end
   if routes.lua then
-    ok('vim.fn.jobstart(), vim.system(), vim.fn.system(), vim.fn.systemlist() from Lua: wrapped')
+    ok('vim.fn.jobstart(), vim.system(), vim.fn.system(), vim.fn.systemlist(), vim.uv.spawn() from Lua: wrapped')
+    if not require('ttyoffer.host.install').leader() then
+      info('vim.uv.spawn() runs as stock until the compiled leader leads (see :help ttyoffer-uv-spawn)')
+    end
   elseif ttyoffer.enabled() and routes_config.lua then
     local stand_ins = require('ttyoffer.routes.stand_ins')
     for _, spawner in ipairs(stand_ins.SPAWNERS) do

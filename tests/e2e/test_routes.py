@@ -277,7 +277,7 @@ def test_checkhealth_says_which_routes_are_covered(sandbox: Sandbox) -> None:
         ed.nvim.command("checkhealth ttyoffer")
         report = "\n".join(ed.nvim.current.buffer[:])
         assert ":!{cmd} typed on the command line: runs like :Bang" in report
-        assert "vim.system(), vim.fn.system(), vim.fn.systemlist() from Lua: wrapped" in report
+        assert "vim.fn.systemlist(), vim.uv.spawn() from Lua: wrapped" in report
         assert "Not covered: Vimscript system()" in report
         # A <CR> mapping of the user's own is kept, and health says why :! is stock.
         ed.nvim.command("TtyOffer off")

@@ -2,7 +2,7 @@
 -- each opens, takes focus, shows its end and goes.
 --
 -- The main module of the part offer/ (prompts, window, focus, typing,
--- hitenter, waiting, records, unserved): what the user sees and types when a
+-- hitenter, waiting, held, records, unserved): what the user sees and types when a
 -- command asks. It requires only offer/, host/, shared/ and config; nothing
 -- here requires back up the chain of parts (shared/ and config < host/ <
 -- offer/ < routes/ < runs/ < the entry points; scripts/require_graph.py).

@@ -174,4 +174,24 @@ function M.answerable_wait(obj)
   end
 end
 
+--- Whether what runs now (a host's notification, a request) is served
+--- from inside a vim.wait() (its events are served on the same Lua stack)
+--- of someone else's: a plugin's (mini.git's, mini.deps', plenary.job's
+--- sync()). Ours (answerable_wait) passes the keys to the prompt; others
+--- pass none, so a window opened there could never be answered.
+--- @return boolean
+function M.inside_a_plugins_wait()
+  for level = 2, 200 do
+    local info = debug.getinfo(level, 'f')
+    if not info then
+      return false
+    end
+    if info.func == vim.wait then
+      local caller = debug.getinfo(level + 1, 'S')
+      return not (caller and caller.source:find('ttyoffer/offer/waiting.lua', 1, true))
+    end
+  end
+  return false
+end
+
 return M

@@ -60,24 +60,6 @@ function M.descends_from(pid, ancestor)
   return false
 end
 
---- Whether this request is served from inside a vim.wait() (its events
---- are served on the same Lua stack) of someone else's: ours
---- (ttyoffer.offer.waiting) passes the keys to the prompt, others pass none.
---- @return boolean
-local function inside_a_plugins_wait()
-  for level = 2, 200 do
-    local info = debug.getinfo(level, 'f')
-    if not info then
-      return false
-    end
-    if info.func == vim.wait then
-      local caller = debug.getinfo(level + 1, 'S')
-      return not (caller and caller.source:find('ttyoffer/offer/waiting.lua', 1, true))
-    end
-  end
-  return false
-end
-
 --- Why `pid` gets no terminal, or nil.
 --- @param pid integer
 --- @return string?
@@ -91,7 +73,7 @@ local function refusal(pid)
   if not M.descends_from(pid, vim.fn.getpid()) then
     return 'not a process of this editor'
   end
-  if inside_a_plugins_wait() then
+  if require('ttyoffer.offer.waiting').inside_a_plugins_wait() then
     -- Asked from inside a plugin's own wait (mini.git's vim.wait() for a
     -- `:Git commit`): a window would open, but no key typed would reach it
     -- until the wait is over.
