@@ -240,3 +240,62 @@ def test_add_over_ssh_in_the_tui_is_hung_up_and_told(
         assert "'clone'" in bang and remote.url("alpha") in bang
         wait_until(lambda: not remote.server.sessions(), timeout=30, what="sshd's session to end")
         assert not installed(folder, "alpha").exists() and not ed.float_wins()
+
+
+# What lazy.nvim logged of each task, its timings left out.
+LAZY_TASKS = """
+local plugin = require('lazy.core.config').plugins.alpha
+return vim.tbl_map(function(task)
+  return task.name .. ': ' .. task:output():gsub(' in %d+ms', '')
+end, plugin._.tasks or {})
+"""
+
+
+def test_lazy_nvim_update_over_ssh_fails_as_stock(
+    registered_sandbox: Sandbox, remote: Remote, tmp_path: Path
+) -> None:
+    """lazy.nvim (pinned) updates the same served repository with its own
+    GIT_SSH_COMMAND="ssh -oBatchMode=yes": ssh never asks, and the update
+    fails with stock's very words, no window and nothing told. (An `ssh` of
+    the test's first in PATH gives ssh the test's config: BatchMode stays
+    lazy.nvim's.)"""
+    lazy = plugin("folke/lazy.nvim")
+    root = tmp_path / "lazy"
+    shim = tmp_path / "bin" / "ssh"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec /usr/bin/ssh -F {remote.ssh_config} "$@"\n')
+    shim.chmod(0o755)
+    path = root / "alpha"
+    git("clone", "-q", "--origin", "origin", str(remote.bare("alpha")), str(path))
+    git("-C", str(path), "remote", "set-url", "origin", remote.url("alpha"))
+    box = Sandbox(
+        tmp_path / "nvim",
+        extra_init=f"vim.opt.rtp:prepend({str(lazy)!r})\n"
+        f"require('lazy').setup({{ {{ url = {remote.url('alpha')!r}, name = 'alpha' }} }}, {{\n"
+        f"  root = {str(root)!r}, lockfile = {str(tmp_path / 'lock.json')!r},\n"
+        "  install = { missing = false }, rocks = { enabled = false }, checker = { enabled = false },\n"
+        "  change_detection = { enabled = false },\n"
+        "  performance = { reset_packpath = false, rtp = { reset = false } },\n"
+        "})\n"
+        # With no UI attached lazy.nvim prints git's output instead of
+        # logging it: logged, as for a user.
+        "require('lazy.core.config').headless = function() return false end\n",
+    )
+    box.manifest.write_text(registered_sandbox.manifest.read_text())
+    clean_client_env(box.env)
+    box.env["PATH"] = f"{shim.parent}:{box.env['PATH']}"
+    remote.commit("alpha", 2)
+    with editor(box) as ed:
+        results = {}
+        for state in ("off", "on"):
+            ed.nvim.command(f"TtyOffer {state}")
+            ed.nvim.vars["lazy_done"] = 0
+            ed.nvim.input(
+                ":lua require('lazy').update({ wait = true, show = false }) vim.g.lazy_done = 1<CR>"
+            )
+            wait_until(lambda: ed.nvim.vars["lazy_done"] == 1, timeout=120, what="lazy.nvim's update")
+            results[state] = ed.lua(LAZY_TASKS)
+        assert results["on"] == results["off"]
+        assert any("Permission denied (publickey)" in line for line in results["off"]), results
+        assert ed.float_wins() == [] and ed.events("TtyOfferPresent") == [] and notices(ed) == []
+        assert git("-C", str(path), "log", "-1", "--format=%s") == "alpha 1"
