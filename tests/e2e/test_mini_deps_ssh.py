@@ -135,8 +135,7 @@ end
 
 
 def said(ed: Editor) -> list[str]:
-    """What mini.deps said (vim.notify), ours left out, the varying parts
-    (port, folders) named."""
+    """What mini.deps said (vim.notify), ttyoffer's notices left out."""
     return [m for m in ed.lua("return _G.said") if not m.startswith("(ttyoffer)")]
 
 
