@@ -76,7 +76,9 @@ function start.lua_jobstart(key, argv)
     on_stdout = collect(out),
     on_stderr = collect(out),
     on_exit = function(_, code)
-      record(key, code, table.concat(out, '\n'))
+      -- Each callback's lines joined, the chunks then joined as they came:
+      -- a chunk's first line goes on with the one before (:help channel-lines).
+      record(key, code, table.concat(out))
     end,
   })
 end
