@@ -11,17 +11,24 @@ local NONE_FOUND = 'no Python 3 with pynvim and pyte: run :TtyOffer install (or 
 
 --- Whether `python` can run the host: imports pynvim and pyte. Isolated
 --- (-I) and run from /, so that no file of the editor's current folder is
---- ever imported by it.
+--- ever imported by it. Started with Neovim's own jobstart(), a built-in:
+--- vim.system() is Lua that calls whatever vim.uv.spawn holds at that
+--- moment, and a test's mock (mini.test's) put there must not break the
+--- start of the plugin's own host inside the user's command.
 --- @param python string
 --- @param callback fun(ok: boolean)
 local function usable(python, callback)
-  originals.system(
-    { python, '-I', '-c', REQUIRED },
-    { cwd = '/' },
-    vim.schedule_wrap(function(out)
-      callback(out.code == 0)
+  local started, job = pcall(originals.jobstart, { python, '-I', '-c', REQUIRED }, {
+    cwd = '/',
+    on_exit = function(_, code)
+      callback(code == 0)
+    end,
+  })
+  if not started or job <= 0 then
+    vim.schedule(function()
+      callback(false)
     end)
-  )
+  end
 end
 
 --- The Python the host runs with, without blocking: g:python3_host_prog when

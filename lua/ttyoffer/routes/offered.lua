@@ -15,8 +15,10 @@ local shell_option = require('ttyoffer.shared.shell_option')
 local function start_host_soon()
   vim.schedule(function()
     if config.current.enabled and host.get_state() == 'stopped' then
-      host.start()
-      host.refill()
+      -- Whatever goes wrong there is the host's to say (:TtyOffer status),
+      -- never an error inside the user's command, which ran as it would.
+      pcall(host.start)
+      pcall(host.refill)
     end
   end)
 end
