@@ -157,7 +157,7 @@ class Outcome:
 
     cases: dict[str, bool]
     seconds: float
-    output: str
+    log: Path
     left_running: list[str] = field(default_factory=list)
 
 
@@ -275,8 +275,9 @@ class Plenary(Suite):
             if line.startswith("Scheduling: "):
                 scheduled.append(line.split(": ", 1)[1].strip())
             elif line.startswith("Testing:"):
-                spec = os.path.relpath(line.split(":", 1)[1].strip()) if "/" in line else line
-                spec = "tests/" + spec.split("/tests/", 1)[1] if "/tests/" in spec else spec
+                # The spec file's absolute path: named from the tree's top.
+                path = line.split(":", 1)[1].strip()
+                spec = "tests/" + path.split("/tests/", 1)[1] if "/tests/" in path else path
             elif line.startswith(("Failed :", "Errors :")) and spec:
                 reported.add(spec)
             elif (found := self.CASE.match(line)) and spec:
@@ -298,8 +299,11 @@ class Plenary(Suite):
 class Runner:
     """Runs units of the suites in private copies and sandboxes."""
 
-    def __init__(self, work: Path, nvim: str, plugin: Path, venv: Path, leader: Path | None) -> None:
+    def __init__(
+        self, work: Path, logs: Path, nvim: str, plugin: Path, venv: Path, leader: Path | None
+    ) -> None:
         self.work = work
+        self.logs = logs
         self.nvim = nvim
         self.plugin = plugin
         self.venv = venv
@@ -416,7 +420,12 @@ class Runner:
         seconds = time.monotonic() - started
         cases = suite.read(unit, output, scratch)
         shutil.rmtree(base, ignore_errors=True)
-        return Outcome(cases, seconds, output, left)
+        log = (
+            self.logs
+            / f"{base.name}.{suite.title}.{unit.strip('/').replace('/', '_')}.{mode.replace(' ', '_')}.log"
+        )
+        log.write_text(output)
+        return Outcome(cases, seconds, log, left)
 
 
 # What a case's results (first run and reruns, stock and with the plugin) say.
@@ -522,7 +531,11 @@ def main() -> int:
         suites.append(Mini(modules) if name == "mini.nvim" else Plenary())
 
     work = Path(tempfile.mkdtemp(prefix="ttyoffer-suites."))
-    runner = Runner(work, nvim, plugin, Path(sys.prefix), leader)
+    # Each run's output, kept for reading (the last make suites' only).
+    logs = ROOT / ".cache" / "suites"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    runner = Runner(work, logs, nvim, plugin, Path(sys.prefix), leader)
     say = print
     try:
         say(
@@ -551,11 +564,15 @@ def main() -> int:
                 for mode in MODES
             ]
             futures = {pool.submit(runner.run, s, u, m): (s, u, m) for s, u, m in work_items}
+            # The logs of the runs where a case failed with the plugin.
+            failing_logs: dict[tuple[str, str], list[Path]] = {}
             for future in concurrent.futures.as_completed(futures):
                 suite, unit, mode = futures[future]
                 outcome = future.result()
                 tallies[(suite.title, mode)].add(outcome)
                 failed = [n for n, ok in outcome.cases.items() if not ok]
+                if mode == WRAPPED:
+                    failing_logs.update({(suite.title, name): [outcome.log] for name in failed})
                 say(
                     f"  {suite.title} {unit} {mode}: {len(outcome.cases) - len(failed)} passed, "
                     f"{len(failed)} failed ({outcome.seconds:.0f} s)"
@@ -593,8 +610,10 @@ def main() -> int:
                 outcome = future.result()
                 for name in names:
                     history[(suite.title, name)][mode].append(outcome.cases.get(name, False))
+                    if mode == WRAPPED and not outcome.cases.get(name, False):
+                        failing_logs.setdefault((suite.title, name), []).append(outcome.log)
 
-        return report(suites, tallies, history, say)
+        return report(suites, tallies, history, failing_logs, say)
     finally:
         if args.keep:
             say(f"suites: kept {work}")
@@ -616,6 +635,7 @@ def report(
     suites: list[Suite],
     tallies: dict[tuple[str, str], Tally],
     history: dict[tuple[str, str], dict[str, list[bool]]],
+    failing_logs: dict[tuple[str, str], list[Path]],
     say: Callable[[str], None],
 ) -> int:
     """The table, the differing cases with their verdicts; 1 when a case
@@ -653,6 +673,8 @@ def report(
             say(f"{suite.title}: the cases that differ (P passed, F failed; first run, then the reruns)")
         for verdict, name, runs in rows:
             say(f"  {verdict:<28} stock {marks(runs[STOCK]):<6} plugin {marks(runs[WRAPPED]):<6} {name}")
+            if verdict in DEFECTS:
+                say(f"    {'':<26} its output with the plugin: {failing_logs[(suite.title, name)][0]}")
         for mode in MODES:
             for left in tallies[(suite.title, mode)].left_running:
                 say(f"  left running ({mode}): {left}")
