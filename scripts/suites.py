@@ -29,6 +29,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import queue
 import re
 import shutil
 import signal
@@ -191,12 +192,19 @@ class Mini(Suite):
     init_files = (("scripts/minimal_init.lua", "lua"),)
     timeout = 400.0
 
-    def __init__(self, modules: list[str] | None) -> None:
+    # The modules whose own code starts processes (vim.loop.spawn, vim.system,
+    # jobstart), mini.test's (test_test) starting the child editors: run by
+    # default. The rest (a child editor per case, started by the runner's
+    # wrapped jobstart, nothing spawned by the code under test) take three
+    # times as long: --modules all.
+    SPAWNING = ("deps", "diff", "extra", "git", "pick", "test")
+
+    def __init__(self, modules: list[str]) -> None:
         self.modules = modules
 
     def units(self, tree: Path) -> list[str]:
         files = sorted(p.name for p in (tree / "tests").glob("test_*.lua"))
-        if self.modules:
+        if self.modules != ["all"]:
             wanted = {m if m.startswith("test_") else f"test_{m}" for m in self.modules}
             files = [f for f in files if f.removesuffix(".lua") in wanted]
         return [f"tests/{f}" for f in files]
@@ -308,26 +316,34 @@ class Runner:
         self.plugin = plugin
         self.venv = venv
         self.leader = leader
-        self.trees: dict[tuple[str, str], Path] = {}
+        # Each suite's trees per mode, one per runner at a time: a unit runs
+        # in a tree of its suite's as `make` runs it in a checkout, after the
+        # units before it there (a copy per run is slow on a loaded disk).
+        self.trees: dict[tuple[str, str], queue.Queue[Path]] = {}
         self.count = 0
 
-    def prepare(self, suite: Suite, pin: Pin, archives: Path | None) -> None:
-        """The suite's tree once per mode: stock, and with the plugin loaded
-        first by its init files."""
-        stock = self.work / f"{pin.key}.stock"
+    def prepare(self, suite: Suite, pin: Pin, archives: Path | None, copies: int) -> Path:
+        """`copies` trees of the suite per mode: stock, and with the plugin
+        loaded first by its init files. The first stock one."""
+        stock = self.work / f"{pin.key}.stock.1"
         stock.mkdir()
         if archives is not None:
             unpack(pin, archives, stock)
         else:
             clone(pin, stock)
-        wrapped = self.work / f"{pin.key}.wrapped"
-        shutil.copytree(stock, wrapped, symlinks=True)
-        for path, language in suite.init_files:
-            init = wrapped / path
-            first = LOAD_FIRST if language == "lua" else f"lua {LOAD_FIRST}"
-            init.write_text(first + "\n" + init.read_text())
-        self.trees[(suite.title, STOCK)] = stock
-        self.trees[(suite.title, WRAPPED)] = wrapped
+        for mode in MODES:
+            self.trees[(suite.title, mode)] = queue.Queue()
+            for number in range(1, copies + 1):
+                tree = self.work / f"{pin.key}.{'stock' if mode == STOCK else 'wrapped'}.{number}"
+                if tree != stock:
+                    subprocess.run(["cp", "-a", str(stock), str(tree)], check=True)
+                if mode == WRAPPED:
+                    for path, language in suite.init_files:
+                        init = tree / path
+                        first = LOAD_FIRST if language == "lua" else f"lua {LOAD_FIRST}"
+                        init.write_text(first + "\n" + init.read_text())
+                self.trees[(suite.title, mode)].put(tree)
+        return stock
 
     def sandbox(self, mode: str) -> tuple[Path, dict[str, str]]:
         self.count += 1
@@ -373,7 +389,11 @@ class Runner:
             "lua vim.api.nvim_create_autocmd('VimEnter', { once = true, callback = function() "
             f"vim.schedule(function() dofile({lua_string(str(probe))}) end) end }})",
         ]
-        self.execute(argv, self.trees[(suite.title, WRAPPED)], env, 90.0)
+        tree = self.trees[(suite.title, WRAPPED)].get()
+        try:
+            self.execute(argv, tree, env, 90.0)
+        finally:
+            self.trees[(suite.title, WRAPPED)].put(tree)
         try:
             found: dict[str, object] = json.loads(out.read_text())
         except (OSError, ValueError):
@@ -411,13 +431,16 @@ class Runner:
 
     def run(self, suite: Suite, unit: str, mode: str, only: list[str] | None = None) -> Outcome:
         base, env = self.sandbox(mode)
-        tree = base / "tree"
-        shutil.copytree(self.trees[(suite.title, mode)], tree, symlinks=True)
         scratch = base / "scratch"
         scratch.mkdir()
-        started = time.monotonic()
-        output, left = self.execute(suite.argv(self.nvim, unit, scratch, only), tree, env, suite.timeout)
-        seconds = time.monotonic() - started
+        trees = self.trees[(suite.title, mode)]
+        tree = trees.get()
+        try:
+            started = time.monotonic()
+            output, left = self.execute(suite.argv(self.nvim, unit, scratch, only), tree, env, suite.timeout)
+            seconds = time.monotonic() - started
+        finally:
+            trees.put(tree)
         cases = suite.read(unit, output, scratch)
         shutil.rmtree(base, ignore_errors=True)
         log = (
@@ -499,7 +522,7 @@ def main() -> int:
     parser.add_argument(
         "--modules",
         default="",
-        help="mini.nvim's test modules to run, comma-separated (git,deps): all when empty",
+        help=f"mini.nvim's test modules, comma-separated, or all (default {','.join(Mini.SPAWNING)})",
     )
     parser.add_argument("--jobs", type=int, default=2, help="runners at a time (default 2)")
     parser.add_argument(
@@ -523,7 +546,7 @@ def main() -> int:
     archives = Path(archives_folder) / "suites" if archives_folder else None
     pins = manifest("suites.txt")
     wanted = [name.strip() for name in args.suites.split(",") if name.strip()]
-    modules = [m.strip() for m in args.modules.split(",") if m.strip()] or None
+    modules = [m.strip() for m in args.modules.split(",") if m.strip()] or list(Mini.SPAWNING)
     suites: list[Suite] = []
     for name in wanted:
         if name not in ("mini.nvim", "plenary.nvim"):
@@ -531,19 +554,22 @@ def main() -> int:
         suites.append(Mini(modules) if name == "mini.nvim" else Plenary())
 
     work = Path(tempfile.mkdtemp(prefix="ttyoffer-suites."))
-    # Each run's output, kept for reading (the last make suites' only).
-    logs = ROOT / ".cache" / "suites"
-    shutil.rmtree(logs, ignore_errors=True)
+    # Each run's output, kept for reading: a folder per make suites.
+    logs = ROOT / ".cache" / "suites" / time.strftime("%Y%m%d-%H%M%S")
     logs.mkdir(parents=True)
     runner = Runner(work, logs, nvim, plugin, Path(sys.prefix), leader)
+    units: dict[str, list[str]] = {}
     say = print
     try:
         say(
             f"suites: {plugin} ({git_describe(plugin)}) on {nvim_version(nvim)}, from "
-            f"{archives if archives else 'GitHub'}, in {work}"
+            f"{archives if archives else 'GitHub'}, in {work}; each run's output in {logs}"
         )
         for suite in suites:
-            runner.prepare(suite, pins[suite.repo], archives)
+            units[suite.title] = suite.units(
+                runner.prepare(suite, pins[suite.repo], archives, max(1, args.jobs))
+            )
+            say(f"{suite.title} at {pins[suite.repo].commit[:12]}: {' '.join(units[suite.title])}")
         say("with the plugin, an editor of the suites' trees:")
         serving = False
         for suite in suites:
@@ -560,7 +586,7 @@ def main() -> int:
             work_items = [
                 (suite, unit, mode)
                 for suite in sorted(suites, key=lambda s: s.title != "plenary.nvim")
-                for unit in suite.units(runner.trees[(suite.title, STOCK)])
+                for unit in units[suite.title]
                 for mode in MODES
             ]
             futures = {pool.submit(runner.run, s, u, m): (s, u, m) for s, u, m in work_items}
