@@ -280,8 +280,8 @@ class Plenary(Suite):
         spec = ""
         for raw in output.splitlines():
             line = ANSI.sub("", raw).rstrip()
-            if line.startswith("Scheduling: "):
-                scheduled.append(line.split(": ", 1)[1].strip())
+            if "Scheduling: " in line:  # the first follows "Starting..." on its line
+                scheduled.append(line.split("Scheduling: ", 1)[1].strip())
             elif line.startswith("Testing:"):
                 # The spec file's absolute path: named from the tree's top.
                 path = line.split(":", 1)[1].strip()
