@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import itertools
 import json
 import os
 import queue
@@ -320,7 +321,8 @@ class Runner:
         # in a tree of its suite's as `make` runs it in a checkout, after the
         # units before it there (a copy per run is slow on a loaded disk).
         self.trees: dict[tuple[str, str], queue.Queue[Path]] = {}
-        self.count = 0
+        # Run numbers, taken by the pool's threads at once (next() is atomic).
+        self.numbers = itertools.count(1)
 
     def prepare(self, suite: Suite, pin: Pin, archives: Path | None, copies: int) -> Path:
         """`copies` trees of the suite per mode: stock, and with the plugin
@@ -346,15 +348,15 @@ class Runner:
         return stock
 
     def sandbox(self, mode: str) -> tuple[Path, dict[str, str]]:
-        self.count += 1
-        base = self.work / f"run{self.count}"
+        number = next(self.numbers)
+        base = self.work / f"run{number}"
         base.mkdir()
         home = base / "home"
         home.mkdir()
         env = harness.private_environment(base)
         (base / "runtime").chmod(0o700)
         env.update(HOME=str(home), SHELL="/bin/sh")
-        env[processes.MARK] = f"suites.{os.getpid()}.{self.count}"
+        env[processes.MARK] = f"suites.{os.getpid()}.{number}"
         if mode == WRAPPED:
             self.install(base / "data")
         return base, env
