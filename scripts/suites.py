@@ -500,8 +500,8 @@ def describe_probe(how: list[str], found: dict[str, object]) -> tuple[str, bool]
     whether it leads any route there (else the run would prove nothing)."""
     routes = found.get("routes")
     routes = routes if isinstance(routes, dict) else {}
-    led = [name for name, said in routes.items() if said == "tty"]
-    stock = [name for name, said in routes.items() if said != "tty"]
+    led = sorted(name for name, said in routes.items() if said == "tty")
+    stock = sorted(name for name, said in routes.items() if said != "tty")
     leader = found.get("leader")
     state = (
         "not loaded"
