@@ -510,10 +510,9 @@ def describe_probe(how: list[str], found: dict[str, object]) -> tuple[str, bool]
         else f"host {'ready' if found.get('ready') else 'NOT ready'}, leader "
         f"{Path(str(leader)).name if leader else 'the /bin/sh prologue'}"
     )
-    line = (
-        f"  nvim {' '.join(how)}: {state}; a terminal of their own from "
-        f"{', '.join(led) or 'no route'}; none from {', '.join(stock) or 'no route'}"
-    )
+    line = f"  nvim {' '.join(how)}: {state}; a terminal of their own from {', '.join(led) or 'no route'}"
+    if stock:
+        line += f"; none from {', '.join(stock)}"
     return line, bool(led)
 
 
