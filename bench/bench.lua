@@ -7,7 +7,8 @@ local hrtime = vim.uv.hrtime
 -- Loaded also where the plugin is not (gitsigns' baseline editor): only the
 -- figures that need the plugin need these.
 local _, ttyoffer = pcall(require, 'ttyoffer')
--- Neovim's own spawners: the plugin wraps vim.fn.jobstart and vim.system.
+-- Neovim's own spawners: the plugin wraps vim.fn.jobstart, vim.system,
+-- vim.uv.spawn.
 local _, originals = pcall(require, 'ttyoffer.shared.originals')
 
 local function ms(ns)
@@ -121,10 +122,11 @@ function B.system(n)
 end
 
 --- A plugin's real git call, `git --version`, through each Lua spawner as
---- plugins call it (vim.system():wait(), jobstart + jobwait, vim.fn.system):
+--- plugins call it (vim.system():wait(), jobstart + jobwait, vim.fn.system,
+--- vim.uv.spawn):
 --- Neovim's own against the wrapped one, in the same rotation.
 --- @param n integer
---- @param spawner 'system'|'jobstart'|'fn_system'
+--- @param spawner 'system'|'jobstart'|'fn_system'|'uv_spawn'
 function B.git_version(n, spawner)
   local cmd = { 'git', '--version' }
   local fns = {
@@ -153,9 +155,43 @@ function B.git_version(n, spawner)
       end,
     },
   }
+  -- vim.uv.spawn as plenary.job and mini.git call it: stdout read to its
+  -- end and the exit, waited for as vim.system():wait() waits (fast events).
+  local function uv_run(spawn, argv, detached)
+    local stdout = vim.uv.new_pipe()
+    local exited, read = false, false
+    local handle = spawn(argv[1], {
+      args = vim.list_slice(argv, 2),
+      stdio = { nil, stdout, nil },
+      detached = detached,
+    }, function()
+      exited = true
+    end)
+    stdout:read_start(function(_, data)
+      if not data then
+        read = true
+        stdout:close()
+      end
+    end)
+    vim.wait(10000, function()
+      return exited and read
+    end, nil, true)
+    handle:close()
+  end
+  fns.uv_spawn = {
+    plain = function()
+      uv_run(originals.uv_spawn, cmd)
+    end,
+    offer = function()
+      uv_run(vim.uv.spawn, cmd)
+    end,
+  }
   -- The floor: one exec more, a bare /bin/sh -c 'exec "$@"' (in a session
-  -- of its own for vim.system, as the wrapper starts it).
+  -- of its own for vim.system and uv.spawn, as the wrappers start them).
   local sh = { '/bin/sh', '-c', 'exec "$@"', 'sh', 'git', '--version' }
+  fns.uv_spawn.sh = function()
+    uv_run(originals.uv_spawn, sh, true)
+  end
   fns.system.sh = function()
     originals.system(sh, { text = true, detach = true }):wait()
   end
@@ -176,6 +212,9 @@ function B.git_version(n, spawner)
     fns.fn_system.lead = function()
       originals.fn_system(lead)
     end
+    fns.uv_spawn.lead = function()
+      uv_run(originals.uv_spawn, lead, true)
+    end
     fns.system.tty = function()
       return behind_leader_with_tty(cmd, function(argv)
         originals.system(argv, { text = true, detach = true }):wait()
@@ -188,6 +227,11 @@ function B.git_version(n, spawner)
     end
     fns.fn_system.tty = function()
       return behind_leader_with_tty(cmd, originals.fn_system)
+    end
+    fns.uv_spawn.tty = function()
+      return behind_leader_with_tty(cmd, function(argv)
+        uv_run(originals.uv_spawn, argv, true)
+      end)
     end
   end
   local names = with_lead({ 'plain', 'offer', 'sh' })
@@ -243,7 +287,7 @@ function B.burst(n)
     jobs[i] = vim.fn.jobstart({ 'true' })
   end
   vim.fn.jobwait(jobs, 10000)
-  return require('ttyoffer.host').dry
+  return require('ttyoffer.host').stock_dry()
 end
 
 --- Start `n` commands that hold an offer and never use it.
@@ -579,7 +623,13 @@ function B.remote_attach(n, dest, ssh_true, exit_argv)
       attached:wait(5000)
     end
   end
-  require('ttyoffer.runs').kill_remote(dest, 'rbench')
+  local killed = false
+  require('ttyoffer.runs.remote').kill(dest, 'rbench', function(answer)
+    killed = not answer.pending
+  end)
+  vim.wait(15000, function()
+    return killed
+  end)
   vim.system(exit_argv):wait()
   vim.cmd('stopinsert')
   return samples

@@ -101,13 +101,13 @@ class Bench:
         ed.lua("_G.B = dofile(...)", str(BENCH_LUA))
         ed.lua("require('ttyoffer').setup({max_offers = 5000, float = {close_delay = 0}})")
         if size.shrink_delay is not None:
-            ed.lua("require('ttyoffer.host').shrink_delay = ...", size.shrink_delay)
+            ed.lua("require('ttyoffer.host').set_shrink_delay(...)", size.shrink_delay)
 
     def lua(self, code: str, *args: Any) -> Any:
         return self.ed.lua(code, *args)
 
     def host_pid(self) -> int:
-        pid: int = self.lua("return require('ttyoffer.host').pid")
+        pid: int = self.lua("return require('ttyoffer.host').get_pid()")
         return pid
 
     def nvim_pid(self) -> int:
@@ -128,7 +128,7 @@ class Bench:
             "ratio_p50": statistics.median(offer) / statistics.median(plain),
             "plain_ms": dist(plain),
             "offer_ms": dist(offer),
-            "stock_ran_dry": self.lua("return require('ttyoffer.host').dry"),
+            "stock_ran_dry": self.lua("return require('ttyoffer.host').stock_dry()"),
         }
         if samples["sh"]:
             figure["sh_floor_ratio_p50"] = statistics.median(samples["sh"]) / statistics.median(plain)
@@ -375,7 +375,7 @@ class Bench:
         """300 spawns from a loop that never yields: the stock runs dry and
         grows; how many ptys the editor holds after, and once it shrinks."""
         host = self.host_pid()
-        delay = self.lua("return require('ttyoffer.host').shrink_delay")
+        delay = self.lua("return require('ttyoffer.host').get_shrink_delay()")
         # What the figures before left (their own bursts grew the stock) goes first.
         wait_until(lambda: masters_held(host) <= 8, delay / 1000 + 30, "the stock back to 8")
         before = masters_held(host)
@@ -604,7 +604,7 @@ def first_command(sandbox: Sandbox, rounds: int) -> dict[str, Any]:
             with editor(bare if name == "plain" else sandbox, wait_host=False) as ed:
                 samples[name].append(ed.lua(code))
                 if name == "offer":
-                    states.append(ed.lua("return require('ttyoffer.host').state"))
+                    states.append(ed.lua("return require('ttyoffer.host').get_state()"))
     return {
         "plain_ms": dist(samples["plain"]),
         "offer_ms": dist(samples["offer"]),
@@ -633,7 +633,7 @@ def recording_flood(workdir: Path, seconds: int) -> dict[str, Any]:
 
     from ttyoffer_nvim.runs import sessions
 
-    runtime = workdir / "flood-runtime"
+    runtime = workdir / "fr"
     runtime.mkdir(mode=0o700)
     folder = sessions.session_folder(str(runtime))
     session = sessions.paths(folder, "flood")
@@ -754,25 +754,89 @@ def blocked_signing(workdir: Path, rounds: int) -> dict[str, Any]:
     repo = make_signing_repo(workdir / "signing", keyring)
     sandbox = Sandbox(workdir / "signing-nvim")
     sandbox.env.update(keyring.env)
-    samples: dict[str, list[float]] = {"wrapped": [], "stock": []}
     try:
         with editor(sandbox) as ed:
             ed.nvim.command(f"cd {repo}")
             # gpg-agent starts at the first signature (about a second): not counted.
             ed.nvim.eval("system('git commit -q -S --allow-empty -m warm')")
-            for i in range(rounds):
-                for name in ("stock", "wrapped") if i % 2 else ("wrapped", "stock"):
-                    ed.lua("require('ttyoffer').setup({ routes = { git = ... } })", name == "wrapped")
-                    t0 = time.monotonic_ns()
-                    ed.nvim.eval("system('git commit -q -S --allow-empty -m bench')")
-                    samples[name].append((time.monotonic_ns() - t0) / 1e6)
-                    assert ed.nvim.vvars["shell_error"] != 0  # nobody could answer
+            return blocked_system(ed, "git commit -q -S --allow-empty -m bench", rounds)
     finally:
         keyring.kill_agent()
+
+
+def blocked_system(ed: Editor, command: str, rounds: int) -> dict[str, Any]:
+    """Vimscript system() of a git `command` that nobody can answer, in
+    rotation with `routes.git` on (wrapped) and off (stock)."""
+    samples: dict[str, list[float]] = {"wrapped": [], "stock": []}
+    for i in range(rounds):
+        for name in ("stock", "wrapped") if i % 2 else ("wrapped", "stock"):
+            ed.lua("require('ttyoffer').setup({ routes = { git = ... } })", name == "wrapped")
+            t0 = time.monotonic_ns()
+            ed.nvim.call("system", command)
+            samples[name].append((time.monotonic_ns() - t0) / 1e6)
+            assert ed.nvim.vvars["shell_error"] != 0  # nobody could answer
     return {
         "wrapped_ms": dist(samples["wrapped"]),
         "stock_ms": dist(samples["stock"]),
         "added_ms_p50": statistics.median(samples["wrapped"]) - statistics.median(samples["stock"]),
+    }
+
+
+def blocked_ssh(workdir: Path, rounds: int) -> dict[str, Any]:
+    """Vimscript `:call system('git fetch')` over ssh with a passphrase key
+    and no agent, to a real sshd on 127.0.0.1, which blocks the editor: with
+    the plugin's core.sshCommand, which asks the blocked editor for a
+    terminal for a second, then runs ssh, which fails as in stock, against
+    the same editor without it (`routes.git` off: git runs ssh itself)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from fixtures import make_ssh_key
+    from sshd import clean_client_env, make_ssh_push, sshd
+
+    with sshd(workdir / "blocked-sshd") as server:
+        key = make_ssh_key(workdir / "blocked-ssh" / "key" / "id_ed25519", "a passphrase nobody types")
+        push = make_ssh_push(server, workdir / "blocked-ssh", key, "a passphrase nobody types")
+        sandbox = Sandbox(workdir / "blocked-ssh-nvim")
+        clean_client_env(sandbox.env)
+        with editor(sandbox) as ed:
+            ed.nvim.command(f"cd {push.work}")
+            return blocked_system(ed, "git fetch -q", rounds)
+
+
+def ssh_no_terminal(workdir: Path, rounds: int) -> dict[str, Any]:
+    """A Vimscript jobstart() of `git ls-remote` over ssh with a key that asks
+    nothing (as one an agent holds), to a real sshd on 127.0.0.1: with the
+    plugin's core.sshCommand, which leases a terminal for ssh (in case it
+    asks), against the same editor without it (`routes.git` off)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from fixtures import make_ssh_key
+    from sshd import clean_client_env, make_ssh_push, sshd
+
+    samples: dict[str, list[float]] = {"wrapped": [], "stock": []}
+    with sshd(workdir / "quiet-sshd") as server:
+        key = make_ssh_key(workdir / "quiet-ssh" / "key" / "id_ed25519", "")
+        push = make_ssh_push(server, workdir / "quiet-ssh", key, "")
+        sandbox = Sandbox(workdir / "quiet-ssh-nvim")
+        clean_client_env(sandbox.env)
+        with editor(sandbox) as ed:
+            ed.nvim.command(f"cd {push.work}")
+            for i in range(rounds):
+                for name in ("stock", "wrapped") if i % 2 else ("wrapped", "stock"):
+                    ed.lua("require('ttyoffer').setup({ routes = { git = ... } })", name == "wrapped")
+                    # Waited for from here, not jobwait(): that blocks the
+                    # editor, which then answers the wrapper nothing.
+                    t0 = time.monotonic_ns()
+                    ed.nvim.command(
+                        "let g:code = -1 | call jobstart(['git', 'ls-remote', '-q', 'origin'], "
+                        "{'on_exit': {j, c, e -> execute('let g:code = ' . c)}})"
+                    )
+                    while (code := ed.nvim.vars["code"]) == -1:
+                        time.sleep(0.002)
+                    samples[name].append((time.monotonic_ns() - t0) / 1e6)
+                    assert code == 0, code
+    return {
+        "ratio_p50": statistics.median(samples["wrapped"]) / statistics.median(samples["stock"]),
+        "wrapped_ms": dist(samples["wrapped"]),
+        "stock_ms": dist(samples["stock"]),
     }
 
 
@@ -789,11 +853,15 @@ TARGETS = {
     "git_status": ("ratio_p50", "<=", 1.05),
     # The wrapper's wait for a blocked editor: a second (it was 5).
     "blocked_signing": ("added_ms_p50", "<=", 1500),
+    "blocked_ssh": ("added_ms_p50", "<=", 1500),
+    "ssh_no_terminal": ("ratio_p50", "<=", 1.2),
     "run_first_output": ("ratio_p50", "<=", 1.2),
     "recording_flood": ("largest_to_bound", "<=", 1.0),
     "git_version_system": ("ratio_p50", "<=", 1.2),
     "git_version_jobstart": ("ratio_p50", "<=", 1.2),
     "git_version_fn_system": ("ratio_p50", "<=", 1.2),
+    # Within what jobstart costs (the offer's cost per spawn, against stock).
+    "git_version_uv_spawn": ("ratio_p50", "<=", 1.2),
     "gitsigns": ("ratio_p50", "<=", 1.1),
     "idle_ptys": ("host_ptys", "<=", 8),
     "idle_memory": ("helpers_pss_mb", "<=", 30),
@@ -864,7 +932,7 @@ def render(results: dict[str, Any]) -> str:
         f"{f['commands']} cmds: host {f['host_fds_delta']:+d} fds {f['host_rss_kb_delta']:+d} KB, "
         f"nvim {f['nvim_fds_delta']:+d} fds {f['nvim_rss_kb_delta']:+d} KB",
     )
-    for spawner in ("system", "jobstart", "fn_system"):
+    for spawner in ("system", "jobstart", "fn_system", "uv_spawn"):
         if f"git_version_{spawner}" in r:
             f = r[f"git_version_{spawner}"]
             lead = f" (bare leader: {f['lead_floor_ratio_p50']:.2f}x)" if "lead_floor_ratio_p50" in f else ""
@@ -947,6 +1015,20 @@ def render(results: dict[str, Any]) -> str:
             f"+{f['added_ms_p50']:.0f} ms (p50 {f['wrapped_ms']['p50']:.0f} vs stock"
             f" {f['stock_ms']['p50']:.0f} ms to fail)",
         )
+    if "ssh_no_terminal" in r:
+        f = r["ssh_no_terminal"]
+        row(
+            "ssh_no_terminal",
+            f"{f['ratio_p50']:.2f}x (p50 {f['wrapped_ms']['p50']:.0f}"
+            f" vs stock {f['stock_ms']['p50']:.0f} ms)",
+        )
+    if "blocked_ssh" in r:
+        f = r["blocked_ssh"]
+        row(
+            "blocked_ssh",
+            f"+{f['added_ms_p50']:.0f} ms (p50 {f['wrapped_ms']['p50']:.0f} vs stock"
+            f" {f['stock_ms']['p50']:.0f} ms to fail)",
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -954,9 +1036,14 @@ def render(results: dict[str, Any]) -> str:
 
 
 def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="ttyoffer-bench-") as tmp:
+    # Short names: a session's socket is made under $XDG_RUNTIME_DIR, and
+    # its path must fit 108 bytes wherever $TMPDIR is (the test suite's
+    # own folder, when the bench runs as a test).
+    with tempfile.TemporaryDirectory(prefix="ttb-") as tmp:
         workdir = Path(tmp)
         sandbox = Sandbox(workdir / "nvim")
+        (workdir / "r").mkdir(mode=0o700)
+        sandbox.env["XDG_RUNTIME_DIR"] = str(workdir / "r")
         # tmux runs go to a server of the bench's own, never the user's.
         (workdir / "tmux").mkdir()
         sandbox.env["TMUX_TMPDIR"] = str(workdir / "tmux")
@@ -974,6 +1061,7 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
             ("git_version_system", lambda b: b.git_version("system")),
             ("git_version_jobstart", lambda b: b.git_version("jobstart")),
             ("git_version_fn_system", lambda b: b.git_version("fn_system")),
+            ("git_version_uv_spawn", lambda b: b.git_version("uv_spawn")),
             ("burst_ptys", Bench.burst_ptys),
             ("idle_cost", Bench.idle_cost),
             ("churn", Bench.churn),
@@ -1015,6 +1103,12 @@ def run(size: Size, out: Path, only: set[str] | None = None) -> dict[str, Any]:
         if only is None or "blocked_signing" in only:
             print("bench: blocked_signing …", file=sys.stderr, flush=True)
             results["blocked_signing"] = blocked_signing(workdir, max(4, size.startups // 2))
+        if only is None or "ssh_no_terminal" in only:
+            print("bench: ssh_no_terminal …", file=sys.stderr, flush=True)
+            results["ssh_no_terminal"] = ssh_no_terminal(workdir, max(4, size.startups // 2))
+        if only is None or "blocked_ssh" in only:
+            print("bench: blocked_ssh …", file=sys.stderr, flush=True)
+            results["blocked_ssh"] = blocked_ssh(workdir, max(4, size.startups // 2))
     results["machine"] = {
         "cpus": os.cpu_count(),
         "platform": platform.platform(),

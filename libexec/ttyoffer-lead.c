@@ -434,6 +434,12 @@ static void forward(int sig, siginfo_t *info, void *context) {
             long pid = sys_fork();
             if (pid == 0)
                 watch_leader(leader, program);
+            /* Both sides set its group, whichever runs first: a new child
+             * may wait long for its first run on a loaded machine, and until
+             * it leaves the leader's group, jobstop()'s SIGKILL for that
+             * group would end it too, and nothing would end the program's. */
+            if (pid > 0)
+                sys_setpgid((int)pid, (int)pid);
             watcher = pid > 0 ? (int)pid : -1;
         }
     }

@@ -25,6 +25,7 @@ from harness import (
     end_tmux_servers,
     fix_environment,
     fix_signals,
+    keep_temporary_files_in,
     nvim_binary,
 )
 from sshd import SshdOptions, SshPush, SshServer, make_ssh_push, sshd
@@ -37,6 +38,31 @@ fix_signals()
 THIS_RUN = processes.Census(processes.mark_this_run())
 # (pid, start) -> the test after which the process was first seen running.
 FIRST_SEEN: dict[tuple[int, int], str] = {}
+
+# And everything they put in a temporary folder goes in the suite's own,
+# removed at its end: pytest's tmp_path folders, and what the programs the
+# tests start make in $TMPDIR (Neovim's nvim.USER, lazygit's), in the
+# default tmux socket folder (TMUX_TMPDIR) and in $XDG_RUNTIME_DIR (fish's
+# fish.USER, else in /tmp). Before, each run as a normal user left such
+# folders in /tmp.
+# Others may pass through it (0711), not list it: the tests' throwaway
+# accounts reach the folders made for them there.
+SUITE_TEMP = Path(tempfile.mkdtemp(prefix="tt-"))
+SUITE_TEMP.chmod(0o711)
+keep_temporary_files_in(SUITE_TEMP)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest's tmp_path folders in the suite's temporary folder, unless
+    --basetemp names one: shorter paths than /tmp/pytest-of-USER/pytest-N
+    (a socket's path must fit 108 bytes), and none kept after the run."""
+    if config.option.basetemp is None:
+        config.option.basetemp = str(SUITE_TEMP / "p")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(SUITE_TEMP, ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)

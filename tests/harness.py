@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -72,6 +73,17 @@ def fix_environment() -> None:
         os.environ.pop(name, None)
         os.unsetenv(name)
     os.environ.update(FIXED_ENVIRONMENT)
+
+
+def keep_temporary_files_in(folder: Path) -> None:
+    """The test process, and what it starts, make their temporary files
+    in `folder`: $TMPDIR and Python's tempfile,
+    tmux's default socket folder, and $XDG_RUNTIME_DIR (the session's, if
+    the suite was started in one, is the user's: not the tests')."""
+    runtime = folder / "runtime"
+    runtime.mkdir(mode=0o700)
+    os.environ.update(TMPDIR=str(folder), TMUX_TMPDIR=str(folder), XDG_RUNTIME_DIR=str(runtime))
+    tempfile.tempdir = str(folder)
 
 
 def fix_signals() -> None:

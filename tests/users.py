@@ -74,6 +74,9 @@ class Account:
             "SHELL": "/bin/sh",
             "PATH": PATH,
             "LANG": "C.UTF-8",
+            # Its temporary files (Neovim's nvim.NAME) in its home, which
+            # goes with it: not in /tmp, where they outlived the account.
+            "TMPDIR": str(self.home),
             **more,
         }
         return [f"{name}={value}" for name, value in env.items()]

@@ -10,72 +10,38 @@ not come is how a blocked editor is told (NvimPresenter.editor_waits_for_user).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 import os
-import signal
 import socket
-import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ships no types
 
+from .hostsetup import install_log_redaction, raise_fd_limit
 from .offer.offer import Offer, OfferTable, State
-from .protocol import EVENTS, REQUESTS, TERMINAL_TRAFFIC, arguments, event_call
-from .term import procfs
-from .term.keeper import KeeperLink
+from .protocol import EVENTS, REQUESTS, arguments, event_call
+from .term.keepers import Keepers
 
 # Runs, sessions and tmux are imported when first used: an idle host, which
 # most hosts are, does without their megabyte.
 if TYPE_CHECKING:
     from .runs import tmux
+    from .runs.remote_calls import RemoteCalls
     from .runs.runs import Run, RunTable
+    from .term.keeper import KeeperLink
 
 log = logging.getLogger(__name__)
 
 # The most spare ptys one refill may ask for (the editor's stock grows to
-# this after bursts of spawns; lua/ttyoffer/host/init.lua STOCK_MAX).
+# this after bursts of spawns; lua/ttyoffer/host/stock.lua STOCK_MAX).
 MAX_BATCH = 256
 
 # The chunk for each event, built once.
 _EVENT_CALLS = {name: event_call(name) for name in EVENTS}
-# A keeper that dies is replaced, but not more often than this many times
-# within KEEPER_RESTART_WINDOW seconds: one that keeps dying is given up.
-KEEPER_RESTARTS = 3
-KEEPER_RESTART_WINDOW = 60.0
 # Seconds a tmux run waits for the login shell's PATH (then the host's).
 LOGIN_PATH_WAIT = 3.0
-
-
-def raise_fd_limit(ceiling: int = procfs.FD_CEILING) -> None:
-    """Two descriptors per command in flight (procfs.raise_fd_limit, which
-    the keeper calls too); a failure is only logged."""
-    if not procfs.raise_fd_limit(ceiling):
-        log.debug("ttyoffer: could not raise the descriptor limit")
-
-
-class RedactTerminalTraffic(logging.Filter):
-    """Keys typed into a prompt and what a prompt shows are secrets. pynvim's
-    own debug logging (NVIM_PYTHON_LOG_LEVEL=DEBUG) writes whole messages,
-    arguments included; those that carry terminal bytes are redacted."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            text = record.getMessage()
-        except Exception:
-            return True
-        if any(marker in text for marker in TERMINAL_TRAFFIC):
-            record.msg, record.args = "ttyoffer: terminal traffic (redacted)", ()
-        return True
-
-
-def install_log_redaction() -> None:
-    """On every handler of the root logger, where pynvim puts its log file."""
-    for handler in logging.root.handlers:
-        if not any(isinstance(f, RedactTerminalTraffic) for f in handler.filters):
-            handler.addFilter(RedactTerminalTraffic())
 
 
 def send_event(nvim: Any, event: str, *args: Any) -> None:
@@ -152,6 +118,9 @@ class NvimPresenter:
     def unserved(self, offer: Offer, question: str) -> None:
         send_event(self._nvim, "unserved", offer.id, question)
 
+    def declined(self, offer: Offer, question: str) -> None:
+        send_event(self._nvim, "declined", offer.id, question)
+
     def run_started(self, run: Run) -> None:
         send_event(self._nvim, "run_started", run.id, run.pid, run.session)
 
@@ -159,18 +128,15 @@ class NvimPresenter:
         send_event(self._nvim, "run_output", run.id, data)
 
     def run_exit(self, run: Run) -> None:
-        name = ""
-        if run.signal:
-            with contextlib.suppress(ValueError):
-                name = signal.Signals(run.signal).name
-        result = {
-            "code": run.code,
-            "signal": run.signal,
-            "signal_name": name,
-            "reason": run.reason,
-            "message": run.message,
-        }
+        from .runs.ending import Ending
+
+        result = (run.ending or Ending(255)).as_dict()
+        # Not the result's: what the pane does with the keys still typed.
+        result["typing_secret"] = run.typing_secret
         send_event(self._nvim, "run_exit", run.id, result)
+
+    def remote_answer(self, dest: str, action: str, name: str, answer: dict[str, Any]) -> None:
+        send_event(self._nvim, "remote_answer", dest, action, name, answer)
 
     def editor_waits_for_user(self, callback: Callable[[bool | None], None]) -> None:
         """nvim_get_mode: `blocking` is true while Neovim waits for the user.
@@ -209,8 +175,8 @@ class TtyOfferHost:
         self._presenter = NvimPresenter(nvim)
         self._table: OfferTable | None = None
         self._runs: RunTable | None = None
-        self._keeper: KeeperLink | None = None
-        self._keeper_restarts: list[float] = []
+        self._remote_calls: RemoteCalls | None = None
+        self._keepers = Keepers(self._presenter.no_keeper, self._keeper_replaced)
         self._asked: set[asyncio.Future[Any]] = set()
         raise_fd_limit()
         install_log_redaction()
@@ -218,8 +184,8 @@ class TtyOfferHost:
     @property
     def table(self) -> OfferTable:
         if self._table is None:
-            self._keeper = self._start_keeper()
-            self._table = OfferTable(self._nvim.loop, self._presenter, self._keeper)
+            keeper = self._keepers.start(self._nvim.loop)
+            self._table = OfferTable(self._nvim.loop, self._presenter, keeper)
         return self._table
 
     @property
@@ -230,32 +196,9 @@ class TtyOfferHost:
             self._runs = RunTable(self._nvim.loop, self._presenter, dict(os.environ))
         return self._runs
 
-    def _start_keeper(self) -> KeeperLink | None:
-        try:
-            keeper = KeeperLink.spawn()
-        except OSError as err:
-            self._presenter.no_keeper(f"cannot start it: {err.strerror or err}")
-            return None
-        keeper.watch(self._nvim.loop, self._keeper_lost)
-        return keeper
-
-    def _keeper_lost(self, keeper: KeeperLink) -> None:
-        """The keeper is gone (reaped by its link): another takes its place,
-        with a copy of every master, unless keepers keep dying."""
-        if keeper is not self._keeper:
-            return
-        now = time.monotonic()
-        self._keeper_restarts = [t for t in self._keeper_restarts if now - t < KEEPER_RESTART_WINDOW]
-        replacement = None
-        if len(self._keeper_restarts) >= KEEPER_RESTARTS:
-            # One that cannot start at all ends here too, a moment later.
-            self._presenter.no_keeper(f"it died {KEEPER_RESTARTS + 1} times within a minute")
-        else:
-            self._keeper_restarts.append(now)
-            replacement = self._start_keeper()
-        self._keeper = replacement
+    def _keeper_replaced(self, keeper: KeeperLink | None) -> None:
         if self._table is not None:
-            self._table.use_keeper(replacement)
+            self._table.use_keeper(keeper)
 
     def _allocate(self, count: int, rows: int, cols: int) -> tuple[list[list[Any]], str]:
         ptys: list[list[Any]] = []
@@ -293,7 +236,7 @@ class TtyOfferHost:
         ]
         return {
             "pid": os.getpid(),
-            "keeper_pid": self._keeper.pid if self._keeper else 0,
+            "keeper_pid": self._keepers.pid,
             "offers": offers,
             "fds": len(os.listdir("/proc/self/fd")),
         }
@@ -347,6 +290,7 @@ class TtyOfferHost:
         re-attach to; the errors reach the caller before any pane opens.
         tmux runs off the loop (tmux.call)."""
         from .runs import tmux
+        from .runs.ending import Ending
         from .runs.runs import NOT_STARTED_CODE, resolve
 
         if not isinstance(spec, dict):
@@ -375,8 +319,8 @@ class TtyOfferHost:
                 # (127, not found or not executable) before anything is made.
                 executable, reason, message = resolve(argv[0], env["PATH"], cwd)
                 if executable is None:
-                    ending = tmux.Ending(NOT_STARTED_CODE, 0, reason, message)
-                    return {"session": tmux.session_name(spec.get("name")), "ended": tmux.ending_dict(ending)}
+                    ending = Ending(NOT_STARTED_CODE, 0, reason, message)
+                    return {"session": tmux.session_name(spec.get("name")), "ended": ending.as_dict()}
             prepared = await tmux.prepare(server, spec.get("name"), argv, cwd, env, rows, cols, server_env)
         except (tmux.TmuxError, ValueError, TypeError) as err:
             return {"error": str(err)}
@@ -386,7 +330,7 @@ class TtyOfferHost:
             "attach": prepared.attach,
         }
         if prepared.ending is not None:
-            answer["ended"] = tmux.ending_dict(prepared.ending)
+            answer["ended"] = prepared.ending.as_dict()
         return answer
 
     async def tmux_list(self, server: Any) -> dict[str, Any]:
@@ -399,18 +343,41 @@ class TtyOfferHost:
         return {"sessions": [s.as_dict() for s in found]}
 
     def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any, signum: Any) -> dict[str, Any]:
-        """The argv of a list, kill, check or signal on `dest` (fast: nothing
-        is asked of the network here; the editor runs it)."""
+        """The argv of `:TtyRun check` (fast: nothing is asked of the
+        network here; the editor runs it in a pane)."""
         from .runs import remote
 
-        if action not in ("list", "kill", "check", "signal"):
-            return {"error": f"no remote action {action!r}"}
+        if action != "check":
+            return {"error": f"no remote action {action!r} here"}
         words = ssh if isinstance(ssh, list) else []
-        argv = [str(signum)] if action == "signal" else None
-        built = remote.command(words, dest, str(action), name, argv, os.environ.get("XDG_RUNTIME_DIR"))
+        built = remote.command(words, dest, "check", name, None, os.environ.get("XDG_RUNTIME_DIR"))
         if isinstance(built, str):
             return {"error": built}
         return {"argv": built.argv, "name": built.name}
+
+    @property
+    def remote_calls(self) -> RemoteCalls:
+        if self._remote_calls is None:
+            from .runs.remote_calls import RemoteCalls
+
+            self._remote_calls = RemoteCalls(self._presenter.remote_answer)
+        return self._remote_calls
+
+    async def remote_sessions(self, dest: Any, ssh: Any, wait_ms: int) -> dict[str, Any]:
+        from .runs import remote
+
+        if not isinstance(dest, str):
+            return {"error": remote.refusal(dest)}
+        words = ssh if isinstance(ssh, list) else []
+        return await self.remote_calls.sessions(words, dest, wait_ms / 1000)
+
+    async def remote_kill(self, dest: Any, name: Any, ssh: Any, wait_ms: int) -> dict[str, Any]:
+        from .runs import remote, sessions
+
+        if not isinstance(dest, str) or not isinstance(name, str):
+            return {"error": remote.refusal(dest) or sessions.refusal(name)}
+        words = ssh if isinstance(ssh, list) else []
+        return await self.remote_calls.kill(words, dest, name, wait_ms / 1000)
 
     async def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
         from .runs import tmux
@@ -465,6 +432,10 @@ class TtyOfferHost:
 
     # -- notifications --------------------------------------------------------
 
+    def remote_signal(self, dest: Any, name: Any, ssh: Any, signum: int) -> None:
+        if isinstance(dest, str) and isinstance(name, str):
+            self.remote_calls.signal(ssh if isinstance(ssh, list) else [], dest, name, signum)
+
     def refill(self, count: int, rows: int, cols: int) -> None:
         ptys, error = self._allocate(count, rows, cols)
         send_event(self._nvim, "stock", ptys, error)
@@ -474,6 +445,9 @@ class TtyOfferHost:
 
     def dismiss(self, offer_id: int) -> None:
         self.table.dismiss(offer_id)
+
+    def dismiss_all(self, offer_ids: list[int]) -> None:
+        self.table.dismiss_all(offer_ids)
 
     def retire(self, offer_ids: list[int]) -> None:
         for offer_id in offer_ids:

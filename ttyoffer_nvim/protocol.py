@@ -110,6 +110,13 @@ EVENT_MESSAGES: dict[str, Message] = {
         "question",
         terminal=True,
     ),
+    "declined": event(
+        "The command asked (the question on its screen, may be '') what the user declined for "
+        "this burst (`dismiss_all`), and was hung up with no window.",
+        "offer_id",
+        "question",
+        terminal=True,
+    ),
     "run_started": event(
         "A run's program started, with this pid; session: a persistent run's session name "
         "(after the sanitiser), '' for others.",
@@ -126,6 +133,13 @@ EVENT_MESSAGES: dict[str, Message] = {
     "answer": event(
         "The answer to an `ask`: the request's value, or why there is none.", "token", "result", "error"
     ),
+    "remote_answer": event(
+        "A remote list or kill answered after its request stopped waiting: what it would have given.",
+        "dest",
+        "action",
+        "name",
+        "answer",
+    ),
 }
 
 # Editor -> host: RPC methods ('ttyoffer_' .. name), each argument with what
@@ -136,6 +150,11 @@ METHODS: dict[str, Message] = {
     "refill": notify(count="int", rows="int", cols="int"),
     "bind": notify(offer_id="int", pid="int"),
     "dismiss": notify(offer_id="int"),
+    "dismiss_all": notify(
+        "The user declined these at once: each is hung up, and the same questions are declined "
+        "with no window while the burst lasts.",
+        offer_ids="ints",
+    ),
     "retire": notify(
         "Spare ptys the editor no longer wants (its stock shrinks after a burst).", offer_ids="ints"
     ),
@@ -192,13 +211,36 @@ METHODS: dict[str, Message] = {
     ),
     "tmux_kill": request("End one of our tmux sessions: {ended} or {error}.", session="any", server="any"),
     "remote_command": request(
-        "The local argv that does `action` (list, kill, check, signal: with signum) on an ssh "
-        "destination: {argv}, or {error}. Built by the host, run by the editor.",
+        "The local argv of `:TtyRun check` on an ssh destination (run in a pane: ssh may ask): "
+        "{argv}, or {error}.",
         dest="any",
         action="any",
         name="any",
         ssh="any",
         signum="any",
+    ),
+    "remote_sessions": request(
+        "The sessions on an ssh destination, asked of it over the shared connection, waited for "
+        "`wait_ms` at most: {sessions}, else what is known with {stale = true, known_at} (the answer "
+        "comes later as `remote_answer`), or {error}.",
+        dest="any",
+        ssh="any",
+        wait_ms="int",
+    ),
+    "remote_kill": request(
+        "End session `name` on an ssh destination, waited for `wait_ms` at most: {name, ended}, "
+        "{pending = true} (the answer comes later as `remote_answer`), or {error}.",
+        dest="any",
+        name="any",
+        ssh="any",
+        wait_ms="int",
+    ),
+    "remote_signal": notify(
+        "run:kill(signal) of a remote run: to the session's program on that machine, never waited for.",
+        dest="any",
+        name="any",
+        ssh="any",
+        signum="int",
     ),
     "ask": notify(
         "A request the editor waits for with a bound of its own (host.request): the answer comes as "

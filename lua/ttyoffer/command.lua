@@ -23,7 +23,7 @@ local function status_lines()
   table.insert(
     lines,
     string.format(
-      '  routes: :! typed %s, Lua spawners %s, git signing %s',
+      '  routes: :! typed %s, Lua spawners %s, git signing and ssh %s',
       s.routes.bang and 'offered' or 'stock',
       s.routes.lua and 'wrapped' or 'stock',
       s.routes.git and 'ours' or 'stock'
@@ -90,18 +90,22 @@ M.subcommands = {
         if ok then
           -- No restart: the host starts (or starts again) with the new Python.
           local host = require('ttyoffer.host')
-          if host.state == 'failed' then
-            host.state = 'stopped'
-          end
+          host.forget_failure()
           ttyoffer().start()
         end
       end,
     })
   end,
   dismiss = function(args)
+    if args[1] == 'all' then
+      if ttyoffer().dismiss_all() == 0 then
+        say('no prompt is shown', WARN)
+      end
+      return
+    end
     local id = args[1] and tonumber(args[1])
     if args[1] and not id then
-      error(string.format('(ttyoffer) dismiss takes an offer id, got %q (see :TtyOffer status)', args[1]), 0)
+      error(string.format('(ttyoffer) dismiss takes an offer id or "all", got %q (see :TtyOffer status)', args[1]), 0)
     end
     if not ttyoffer().dismiss(id) then
       say(id and ('no prompt with id ' .. id) or 'no prompt is shown', WARN)

@@ -35,6 +35,11 @@ M.defaults = {
     -- Terminal-mode key in the prompt window that declines it.
     -- false: no mapping (|:TtyOffer-dismiss| still works).
     dismiss = '<C-q>',
+    -- Terminal-mode key in the prompt window that declines it and
+    -- every prompt waiting behind it, and the same questions for the
+    -- rest of the burst (|ttyoffer-storm|). false: no mapping
+    -- (`:TtyOffer dismiss all` still works).
+    dismiss_all = '<M-q>',
     -- Normal-mode key in a run's pane that closes it
     -- (|:TtyRun-close|); while its program still runs it asks first
     -- (a stray key never ends a REPL). false: no mapping; the bar's
@@ -200,6 +205,7 @@ local validators = {
   ['float.close_delay'] = { 'number', whole_non_negative },
   ['float.typing_pause'] = { 'number', whole_non_negative },
   ['keys.dismiss'] = { { 'string', 'boolean' }, key_or_false },
+  ['keys.dismiss_all'] = { { 'string', 'boolean' }, key_or_false },
   ['keys.run_close'] = { { 'string', 'boolean' }, key_or_false },
   ['runs.placement'] = { 'string', placement },
   ['runs.height'] = { 'number', whole_positive },

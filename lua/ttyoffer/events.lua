@@ -2,6 +2,7 @@
 -- (the host calls `require('ttyoffer.events').<name>(...)`).
 local M = {}
 
+local held = require('ttyoffer.offer.held')
 local host = require('ttyoffer.host')
 local knock = require('ttyoffer.host.knock')
 local notify = require('ttyoffer.shared.notify')
@@ -23,6 +24,8 @@ function M.present(offer_id, data)
   host.notify('seen', offer_id)
   knock.served(offer_id)
   prompts.present(offer_id, data)
+  -- Inside a plugin's own vim.wait() no key reaches its window.
+  held.watch_if_waiting(offer_id)
 end
 
 --- @param offer_id integer
@@ -41,12 +44,23 @@ end
 
 --- @param offer_id integer
 function M.closed(offer_id)
+  held.forget(offer_id)
   prompts.closed(offer_id)
 end
 
 --- @param offer_ids integer[]
 function M.released(offer_ids)
   records.released(offer_ids)
+end
+
+--- The command asked what the user declined for this burst
+--- (|ttyoffer-storm|): the host hung it up with no window (the message of
+--- the decline said so). If its `present` came first, its window goes.
+--- @param offer_id integer
+--- @param question string
+function M.declined(offer_id, question) -- luacheck: no unused args
+  prompts.hung_up(offer_id, 'declined')
+  records.set_state(offer_id, 'closed')
 end
 
 --- A spare terminal, given to no command, was written to: most likely a
@@ -104,6 +118,11 @@ end
 --- @param error string
 function M.answer(token, result, error)
   host.answered(token, result, error)
+end
+
+--- A remote list or kill answered after its request stopped waiting.
+function M.remote_answer(dest, action, name, answer)
+  require('ttyoffer.runs.remote').answered(dest, action, name, answer)
 end
 
 --- The command asked while the editor served nothing, and was hung up.

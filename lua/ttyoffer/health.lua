@@ -27,7 +27,7 @@ end
 
 local function check_python(host, install)
   start('ttyoffer: Python for the host')
-  local python = host.python
+  local python = host.get_python()
   if not python then
     local found
     host.find_python(function(p, err)
@@ -70,23 +70,23 @@ local function check_host(host, ttyoffer)
     warn('The offer is off: commands run as in stock Neovim', { ':TtyOffer on' })
     return
   end
-  if host.state == 'stopped' then
+  if host.get_state() == 'stopped' then
     ttyoffer.start()
   end
-  if host.state == 'starting' then
+  if host.get_state() == 'starting' then
     -- At startup it is on its way: wait a moment rather than tell a fright.
     vim.wait(WAIT_MS, function()
-      return host.state ~= 'starting'
+      return host.get_state() ~= 'starting'
     end, 20)
   end
-  if host.state == 'ready' then
-    ok(string.format('Host running (pid %d, %s)', host.pid or 0, host.python or '?'))
-  elseif host.state == 'starting' then
+  if host.get_state() == 'ready' then
+    ok(string.format('Host running (pid %d, %s)', host.get_pid() or 0, host.get_python() or '?'))
+  elseif host.get_state() == 'starting' then
     warn('Host still starting after ' .. WAIT_MS / 1000 .. ' s', {
       'Commands run without an offer until it is up; :TtyOffer status tells when',
     })
   else
-    error('Host not running: ' .. tostring(host.error or host.state), {
+    error('Host not running: ' .. tostring(host.get_error() or host.get_state()), {
       'Commands run without an offer until it is. :TtyOffer install, then :TtyOffer on',
     })
   end
@@ -205,7 +205,10 @@ local function check_routes(ttyoffer)
     info(':!{cmd} typed: stock (the offer or routes.bang is off)')
   end
   if routes.lua then
-    ok('vim.fn.jobstart(), vim.system(), vim.fn.system(), vim.fn.systemlist() from Lua: wrapped')
+    ok('vim.fn.jobstart(), vim.system(), vim.fn.system(), vim.fn.systemlist(), vim.uv.spawn() from Lua: wrapped')
+    if not require('ttyoffer.host.install').leader() then
+      info('vim.uv.spawn() runs as stock until the compiled leader leads (see :help ttyoffer-uv-spawn)')
+    end
   elseif ttyoffer.enabled() and routes_config.lua then
     local stand_ins = require('ttyoffer.routes.stand_ins')
     for _, spawner in ipairs(stand_ins.SPAWNERS) do
@@ -237,11 +240,20 @@ local function check_routes(ttyoffer)
     end
   end
   if routes.git then
-    ok("git's gpg.program: ttyoffer's, running yours (" .. require('ttyoffer.routes.gitenv').wrapper .. ')')
+    local gitenv = require('ttyoffer.routes.gitenv')
+    ok("git's gpg.program: ttyoffer's, running yours (" .. gitenv.wrapper .. ')')
+    ok("git's core.sshCommand: ttyoffer's, running your ssh (" .. gitenv.ssh_wrapper .. ')')
+    if vim.env.GIT_SSH_COMMAND then
+      -- git runs GIT_SSH_COMMAND before any core.sshCommand.
+      info('GIT_SSH_COMMAND is set in the editor: git runs it, not ttyoffer-ssh (ssh asks nowhere without a terminal)')
+    end
   elseif routes.git_problem then
-    warn("git's gpg.program is stock: " .. routes.git_problem, { 'Fix GIT_CONFIG_COUNT in your environment' })
+    warn(
+      "git's gpg.program and core.sshCommand are stock: " .. routes.git_problem,
+      { 'Fix GIT_CONFIG_COUNT in your environment' }
+    )
   else
-    info("git's gpg.program: stock (the offer or routes.git is off)")
+    info("git's gpg.program and core.sshCommand: stock (the offer or routes.git is off)")
   end
   info(
     'Not covered: Vimscript system(), systemlist(), jobstart() and :! in mappings or scripts; '

@@ -92,7 +92,7 @@ function M._start_soon()
   typing.watch()
   routes.apply(spawners)
   vim.defer_fn(function()
-    if config.current.enabled and host.state == 'stopped' then
+    if config.current.enabled and host.get_state() == 'stopped' then
       M.start()
     end
   end, delay)
@@ -137,15 +137,17 @@ M.systemlist = spawners.systemlist
 --- its prompt window opens when something writes to the terminal, and the
 --- terminal goes when the process ends. Called by git's gpg.program
 --- (libexec/ttyoffer-gpg) over $NVIM, for a gpg whose own terminal nobody
---- can answer on. '' when none can be had (off, no host, a process not of
---- this editor, at max_offers; see ttyoffer.lease).
+--- can answer on, and by git's core.sshCommand (libexec/ttyoffer-ssh) for
+--- an ssh with no terminal. '' when none can be had (off, no host, a
+--- process not of this editor, at max_offers; see ttyoffer.lease).
 --- @param pid integer
+--- @param what string? 'gpg' (the default) or 'ssh': what will ask
 --- @return string slave path or ''
-function M.lease(pid)
-  if config.current.enabled and host.state == 'stopped' then
+function M.lease(pid, what)
+  if config.current.enabled and host.get_state() == 'stopped' then
     vim.schedule(M.start) -- asked before host_start_delay: for the next one
   end
-  return require('ttyoffer.routes.lease').grant(pid)
+  return require('ttyoffer.routes.lease').grant(pid, what)
 end
 
 --- Run one interactive program in a pane of its own; see :help ttyoffer.run().
@@ -162,13 +164,20 @@ function M.dismiss(id)
   return prompts.dismiss(id)
 end
 
+--- Decline the prompt on screen and every one waiting behind it, and the
+--- same questions for the rest of the burst; see :help ttyoffer-storm.
+--- @return integer how many were declined
+function M.dismiss_all()
+  return prompts.dismiss_all()
+end
+
 --- A snapshot for `:TtyOffer status` and health checks.
 function M.status()
   return {
     enabled = config.current.enabled,
-    host = host.state,
-    host_pid = host.pid,
-    host_error = host.error,
+    host = host.get_state(),
+    host_pid = host.get_pid(),
+    host_error = host.get_error(),
     host_unanswered_ms = host.unanswered_for(),
     routes = routes.active(),
     offers = M.offers(),

@@ -25,6 +25,7 @@ from third_party import plugin
 from tui import Tui
 
 WRAPPER = str(ROOT / "libexec" / "ttyoffer-gpg")
+SSH_WRAPPER = str(ROOT / "libexec" / "ttyoffer-ssh")
 
 
 @pytest.fixture
@@ -71,9 +72,10 @@ def test_the_environment_entry_is_appended_and_taken_back(sandbox: Sandbox) -> N
     sandbox.env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="user.name", GIT_CONFIG_VALUE_0="From Env")
     with editor(sandbox) as ed:
         env = ed.lua(
-            "return { vim.env.GIT_CONFIG_COUNT, vim.env.GIT_CONFIG_KEY_1, vim.env.GIT_CONFIG_VALUE_1 }"
+            "return { vim.env.GIT_CONFIG_COUNT, vim.env.GIT_CONFIG_KEY_1, vim.env.GIT_CONFIG_VALUE_1, "
+            "vim.env.GIT_CONFIG_KEY_2, vim.env.GIT_CONFIG_VALUE_2, vim.env.TTYOFFER_GIT_CONFIG_INDEX }"
         )
-        assert env == ["2", "gpg.program", WRAPPER]
+        assert env == ["3", "gpg.program", WRAPPER, "core.sshCommand", SSH_WRAPPER, "1"]
         # A child's git sees the user's entry and ours.
         seen = ed.lua(
             "return { vim.fn.system({'git', 'config', '--get', 'user.name'}), "
@@ -83,13 +85,13 @@ def test_the_environment_entry_is_appended_and_taken_back(sandbox: Sandbox) -> N
         ed.nvim.command("TtyOffer off")
         env = ed.lua(
             "return { vim.env.GIT_CONFIG_COUNT, vim.env.GIT_CONFIG_KEY_1 or vim.NIL, "
-            "vim.env.TTYOFFER_GIT_CONFIG_COUNT or vim.NIL }"
+            "vim.env.GIT_CONFIG_KEY_2 or vim.NIL, vim.env.TTYOFFER_GIT_CONFIG_INDEX or vim.NIL }"
         )
-        assert env == ["1", None, None]
+        assert env == ["1", None, None, None]
         ed.nvim.command("TtyOffer on")
         ed.lua("require('ttyoffer').setup({ routes = { git = false } })")
         assert ed.lua("return vim.env.GIT_CONFIG_COUNT") == "1"
-        assert "git signing stock" in ed.nvim.api.exec2("TtyOffer status", {"output": True})["output"]
+        assert "git signing and ssh stock" in ed.nvim.api.exec2("TtyOffer status", {"output": True})["output"]
 
 
 def test_a_count_git_would_refuse_is_left_alone_and_reported(sandbox: Sandbox) -> None:

@@ -99,7 +99,7 @@ def test_plain_packages_install_offers_in_the_first_session(tmp_path: Path) -> N
             " callback = function() _G.presented = true end})"
         )
         wait_until(lambda: nvim.exec_lua("return require('ttyoffer.host').ready()"), 30, "the host")
-        assert nvim.exec_lua("return require('ttyoffer.host').python") == str(venv_python)
+        assert nvim.exec_lua("return require('ttyoffer.host').get_python()") == str(venv_python)
         assert nvim.exec_lua("return require('ttyoffer.host.install').leader()") == str(leaders[0])
         nvim.exec_lua(
             "_G.out = {} require('ttyoffer').jobstart({'sh', '-c', ...},"
@@ -137,7 +137,9 @@ def test_installing_from_inside_the_editor_gives_offers_in_the_same_session(tmp_
         nvim = pynvim.attach("socket", path=socket_path)
         try:
             ed = Editor(nvim)
-            wait_until(lambda: ed.lua("return require('ttyoffer.host').state") == "failed", 30, "no host yet")
+            wait_until(
+                lambda: ed.lua("return require('ttyoffer.host').get_state()") == "failed", 30, "no host yet"
+            )
             screen.type(":TtyOffer install\r")
             lines = screen.wait_text("(ttyoffer) installed", timeout=300)
             notice = "(ttyoffer) installed (:TtyOffer status says where)"

@@ -8,7 +8,9 @@ started so could be ended neither by kill nor by `tmux kill-server`, and
 passed the mask on to the shell in each of its panes. The editor here is
 started from a parent with SIGTERM blocked and SIGHUP and SIGUSR2 ignored,
 to show that nothing of the kind reaches what the plugin starts by any
-way: libuv puts a job's signals back, and so must the host. Each process
+way: libuv puts a job's signals back, and so must the host. A tmux
+server and client, a dtach master and client, the script(1) recording a
+session and its program, an ssh client and its ControlMaster: each process
 is read from /proc/PID/status (SigBlk, SigIgn) and compared with the
 process of the same program and role that stock started."""
 
@@ -78,6 +80,13 @@ def with_descendants(*roots: int) -> list[int]:
     return found
 
 
+def is_the_wrapper(process: processes.Process) -> bool:
+    """Whether `process` is a session's sessionwrap.py (`PYTHON -I -S
+    .../sessionwrap.py ...`), not the dtach or script(1) whose argv names it."""
+    words = process.command.split()
+    return words[1:3] == ["-I", "-S"] and len(words) > 3 and words[3].endswith("/sessionwrap.py")
+
+
 class Started:
     """The processes of one way of starting things (stock's or ours), by
     role (the way) and program; each remembered to be ended by pid."""
@@ -93,8 +102,8 @@ class Started:
             if process is None:
                 continue
             self._record.append(process)
-            if "sessionwrap" in process.command:
-                # The session's own recorder, not what the user runs: it
+            if is_the_wrapper(process):
+                # The session's own wrapper, not what the user runs: it
                 # ignores the signals a session outlives on purpose, and
                 # starts the program with them back to the default.
                 continue
@@ -259,9 +268,11 @@ def test_runs_tmux_and_dtach_start_with_a_jobs_signals(
         wait_until(lambda: program_started(server), what="the program in the run's tmux pane")
         wait_until(lambda: program_started([client], "tmux: client"), what="the run's tmux client")
         ours.add("tmux", *server, client)
-        # dtach: a session's master with its program, and a client attached.
+        # dtach: a session's master with script(1) recording its program,
+        # and a client attached.
         socket = runtime_dir / "stock.sock"
-        stock_job(ed, record, ["dtach", "-n", str(socket), "-E", "-z", "sleep", "303"])
+        recorded = ["script", "-q", "-f", "-e", "-c", "sleep 303", "/dev/null"]
+        stock_job(ed, record, ["dtach", "-n", str(socket), "-E", "-z", *recorded])
         masters = wait_until(lambda: dtach_session(socket), what="stock's session and program")
         client = stock_job(ed, record, ["dtach", "-a", str(socket), "-E", "-z", "-r", "winch"], pty=True)
         wait_until(lambda: program_started([client], "dtach"), what="stock's dtach client")
@@ -270,6 +281,7 @@ def test_runs_tmux_and_dtach_start_with_a_jobs_signals(
         ours_socket = runtime_dir / "ttyoffer-sessions" / "sig.sock"
         masters = wait_until(lambda: dtach_session(ours_socket), what="the run's session and program")
         ours.add("dtach", *masters, client)
+        assert {program for role, program in ours.masks if role == "dtach"} >= {"dtach", "script", "sleep"}
         assert more_than_stock(ours, stock) == {}
 
 

@@ -391,7 +391,9 @@ async def test_a_persistent_run_ends_as_its_program_did(session_folder: Path) ->
     os.kill(killed, signal.SIGKILL)  # from outside
     runs.close(5)
     await until(lambda: len(presenter.ended) == 5, 20)
-    ended = {i: (r.code, r.signal, r.reason) for i, r in presenter.ended.items()}
+    ended = {
+        i: (r.ending.code, r.ending.signal, r.ending.reason) for i, r in presenter.ended.items() if r.ending
+    }
     assert ended == {
         1: (3, 0, "exited"),
         2: (127, 0, "not_found"),
@@ -446,7 +448,9 @@ def result_of(ed: Editor, run_id: int) -> dict[str, Any]:
 
 def await_ended(folder: Path, name: str) -> str:
     def ended() -> str:
-        return next((s.ended for s in sessions.list_sessions(folder) if s.name == name and s.ended), "")
+        return next(
+            (s.ended.describe() for s in sessions.list_sessions(folder) if s.name == name and s.ended), ""
+        )
 
     found: str = wait_until(ended, 20, f"session {name} to be listed as ended")
     return found

@@ -417,6 +417,35 @@ def test_git_clone_over_ssh_asks_the_keys_passphrase(world: World, me_ed: Editor
         world.server.authorized_keys.write_text("")
 
 
+def test_git_over_ssh_from_a_vimscript_job_asks_the_host_key_then_the_password(
+    world: World, me_ed: Editor
+) -> None:
+    """A Vimscript jobstart() gives git no terminal: git's core.sshCommand
+    (:help ttyoffer-git-ssh) leases one of the editor's for ssh, whose
+    questions, a new host's key and then a password, ask in one window."""
+    ed = me_ed
+    world.forget_the_host()
+    clone = world.me.home / "clone-vimscript-job"
+    logins = world.accepted("password")
+    url = f"ssh://{world.other.name}@127.0.0.1:{world.server.port}{world.repo}"
+    ed.nvim.vars["clone_argv"] = ["git", "clone", "-q", url, clone.name]
+    ed.nvim.command(
+        "let g:done = -1 | call jobstart(g:clone_argv, "
+        "{'on_exit': {j, c, e -> execute('let g:done = ' . c)}})"
+    )
+    asked(ed, "Are you sure you want to continue connecting (yes/no/[fingerprint])?")
+    answer(ed, "yes")
+    asked(ed, f"{world.other.name}@127.0.0.1's password:")
+    answer(ed, world.other.password)
+    wait_until(lambda: ed.nvim.vars["done"] != -1, 60, "git clone to end")
+    assert ed.nvim.vars["done"] == 0
+    assert (clone / "README").read_text() == REPO_TEXT
+    assert world.host_is_known()
+    assert world.accepted("password") == logins + 1
+    assert len(ed.events("TtyOfferPresent")) == 1
+    window_gone(ed)
+
+
 # --------------------------------------------------------------------------
 # sudo
 

@@ -242,8 +242,11 @@ def test_kill_ends_only_that_session_and_completion_asks_the_remote(
         ed.nvim.command(f"TtyRun! {KEYED}:two sleep 302")
         last_run(ed, first)
         wait_until(lambda: (remote_host.folder / "two.pid").exists(), 30, "session two")
-        names = ed.lua("return vim.fn.getcompletion(...)", f"TtyRun! {KEYED}:", "cmdline")
-        assert names == [f"{KEYED}:one", f"{KEYED}:two"]
+        # Asked of the remote; a Tab that comes before its answer offers what
+        # is known, and the next one what it said.
+        wanted = [f"{KEYED}:one", f"{KEYED}:two"]
+        complete = "return vim.fn.getcompletion(...)"
+        wait_until(lambda: ed.lua(complete, f"TtyRun! {KEYED}:", "cmdline") == wanted, 20, "the names there")
         out = ed.nvim.api.exec2(f"TtyRun kill {KEYED}:one", {"output": True})["output"]
         assert f"session one on {KEYED} ended" in out
         wait_until(lambda: not remote_processes(remote_host.account, "301"), 10, "one's program to end")
@@ -287,6 +290,10 @@ def test_a_dropped_connection_is_no_ending_and_r_reattaches(
         buf = ed.lua("return require('ttyoffer.runs').get(...).pane.buf", run_id)
         ed.nvim.command(f"call win_gotoid(bufwinid({buf}))")
         wait_until(lambda: ed.mode().startswith("n"), 10, "normal mode")
+        # The password was typed a moment before the end: keys are the
+        # editor's again once the typing has paused.
+        typing = "return require('ttyoffer.offer.typing').dropping()"
+        wait_until(lambda: not ed.lua(typing), 10, "a pause in the typing")
         ed.nvim.input("r")
         again = last_run(ed, run_id)
         answer_login(ed, again, password, new_host=False)
@@ -397,7 +404,7 @@ def test_a_host_without_dtach_or_script_says_so_and_how_to_install(remote_host: 
     shown = b"".join(part for part in stream.feed(out) if isinstance(part, bytes)).decode()
     assert "dtach and script not found on" in shown, shown
     assert "sudo apt-get install dtach bsdutils" in shown
-    assert stream.ending == remote.RemoteEnding(127, 0, "cannot_start")
+    assert stream.ending == (127, 0, "cannot_start")
     checked = remote.command(remote_host.ssh(), KEYED, "check", "", None, str(remote_host.runtime))
     assert isinstance(checked, remote.Command)
     said = run_through_ssh(checked.argv).decode()

@@ -125,7 +125,7 @@ def test_off_gives_back_stock_spawners_and_bang_exactly(sandbox: Sandbox) -> Non
         ed.lua("require('ttyoffer').setup({ routes = { bang = true, lua = false } })")
         assert ed.lua(same) == [True, True, True, True, False]
         status = ed.nvim.api.exec2("TtyOffer status", {"output": True})["output"]
-        assert "routes: :! typed offered, Lua spawners stock, git signing ours" in status
+        assert "routes: :! typed offered, Lua spawners stock, git signing and ssh ours" in status
 
 
 @pytest.mark.e2e
@@ -230,10 +230,11 @@ def test_lua_spawners_keep_stock_errors_and_results(sandbox: Sandbox) -> None:
 def test_a_blocked_editor_hangs_the_asker_up_and_says_how_to_answer(sandbox: Sandbox) -> None:
     ask = "printf 'Secret word: ' >/dev/tty; read w </dev/tty; echo got $w"
     with editor(sandbox) as ed:
-        # system() blocks the editor: no window can open. The command fails
-        # promptly (not never) and the user is told.
+        # system() given an {input} of nil (stock feeds "v:null") runs under
+        # Neovim's own blocking system(): no window can open. The command
+        # fails promptly (not never) and the user is told.
         started = time.monotonic()
-        out = ed.lua("return { vim.fn.system(...), vim.v.shell_error }", ask)
+        out = ed.lua("return { vim.fn.system(..., nil), vim.v.shell_error }", ask)
         assert time.monotonic() - started < 10
         assert out[1] != 0 and "got" not in out[0]
         told = ed.wait_event("TtyOfferUnserved")[0]["data"]
@@ -277,7 +278,7 @@ def test_checkhealth_says_which_routes_are_covered(sandbox: Sandbox) -> None:
         ed.nvim.command("checkhealth ttyoffer")
         report = "\n".join(ed.nvim.current.buffer[:])
         assert ":!{cmd} typed on the command line: runs like :Bang" in report
-        assert "vim.system(), vim.fn.system(), vim.fn.systemlist() from Lua: wrapped" in report
+        assert "vim.fn.systemlist(), vim.uv.spawn() from Lua: wrapped" in report
         assert "Not covered: Vimscript system()" in report
         # A <CR> mapping of the user's own is kept, and health says why :! is stock.
         ed.nvim.command("TtyOffer off")

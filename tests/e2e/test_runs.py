@@ -98,7 +98,14 @@ def test_argv_env_and_cwd_arrive_and_the_exit_code_is_told(ed: Editor, tmp_path:
     # One result: what on_exit got, wait() returns and TtyRunExit carries.
     exit_event = ed.wait_event("TtyRunExit")[0]["data"]
     assert exit_event == {**result, "id": run_id}
-    assert result == {"code": 3, "signal": 0, "signal_name": "", "reason": "exited", "message": ""}
+    assert result == {
+        "code": 3,
+        "signal": 0,
+        "signal_name": "",
+        "reason": "exited",
+        "message": "",
+        "said": "exited 3",
+    }
     assert ed.lua("return require('ttyoffer.runs').get(...):wait(0)", run_id) == result
     # on_exit exactly once.
     assert len(exits(ed, run_id)) == 1
@@ -286,7 +293,7 @@ def test_runs_get_the_login_shells_path_and_health_says_so(sandbox: Sandbox, tmp
 def test_without_a_host_a_run_still_runs(tmp_path: Path) -> None:
     sandbox = Sandbox(tmp_path / "nvim", extra_init="vim.g.python3_host_prog = '/nonexistent/python3'\n")
     with editor(sandbox, wait_host=False) as ed:
-        wait_until(lambda: ed.lua("return require('ttyoffer.host').state") == "failed", what="no host")
+        wait_until(lambda: ed.lua("return require('ttyoffer.host').get_state()") == "failed", what="no host")
         run_id = start(ed, argv=["sh", "-c", "echo plain job; exit 3"])
         assert wait_exit(ed, run_id)["code"] == 3
         wait_until(lambda: "plain job" in ed.run_pane(run_id), what="the output")

@@ -117,6 +117,7 @@ def test_the_ending_told_is_the_programs_own(tmux_editor: tuple[Editor, Outside]
         "signal_name": "SIGKILL",
         "reason": "signal",
         "message": "",
+        "said": "killed by SIGKILL",
     }
 
 
@@ -263,8 +264,9 @@ def test_a_server_we_start_has_the_users_environment(
     outside = Outside({**env, **sandbox.env})
     with editor(sandbox) as ed:
         # The plugin's own entry is in the editor's environment.
-        assert ed.lua("return vim.env.GIT_CONFIG_COUNT") == "2"
+        assert ed.lua("return vim.env.GIT_CONFIG_COUNT") == "3"
         assert ed.lua("return vim.env.GIT_CONFIG_KEY_1") == "gpg.program"
+        assert ed.lua("return vim.env.GIT_CONFIG_KEY_2") == "core.sshCommand"
         run_id = start(ed, "env", ["sleep", "300"])
         wait_until(lambda: ed.lua("return require('ttyoffer.runs').get(...).pid", run_id), what="the client")
     listing = outside("show-environment", "-g").stdout.splitlines()
@@ -276,13 +278,18 @@ def test_a_server_we_start_has_the_users_environment(
         "Me",
     )
     leaked = [k for k in server if k.startswith(("NVIM", "TTYOFFER_", "VIMRUNTIME", "MYVIMRC"))]
-    assert leaked == [] and "GIT_CONFIG_KEY_1" not in server
+    assert leaked == [] and "GIT_CONFIG_KEY_1" not in server and "GIT_CONFIG_KEY_2" not in server
     # The user's own later session on that server, after the editor quit.
     out = tmp_path / "env.txt"
     assert outside("new-session", "-d", "-s", "later", "sh", "-c", f"env > {out}").returncode == 0
     wait_until(lambda: out.exists() and out.read_text(), what="the later session's environment")
     later = out.read_text()
-    assert "MINE=kept" in later and "ttyoffer-gpg" not in later and "NVIM=" not in later
+    assert (
+        "MINE=kept" in later
+        and "ttyoffer-gpg" not in later
+        and "ttyoffer-ssh" not in later
+        and "NVIM=" not in later
+    )
 
 
 # -- a stopped host, a stopped tmux server ------------------------------------------
@@ -296,7 +303,7 @@ def timed(ed: Editor, command: str) -> tuple[float, str]:
 
 def test_a_stopped_host_does_not_freeze_run_commands(tmux_editor: tuple[Editor, Outside]) -> None:
     ed, _ = tmux_editor
-    host_pid = ed.lua("return require('ttyoffer.host').pid")
+    host_pid = ed.lua("return require('ttyoffer.host').get_pid()")
     ed.nvim.command("messages clear")
     os.kill(host_pid, signal.SIGSTOP)
     try:
@@ -347,7 +354,7 @@ def test_in_the_tui_a_stopped_host_leaves_the_editor_answering(sandbox: Sandbox,
     ed = Editor(nvim)
     try:
         ed.wait_host()
-        host_pid = ed.lua("return require('ttyoffer.host').pid")
+        host_pid = ed.lua("return require('ttyoffer.host').get_pid()")
         os.kill(host_pid, signal.SIGSTOP)
         try:
             # A long wait ends on CTRL-C.

@@ -29,6 +29,7 @@ FIGURES = {
     "git_version_system": ["ratio_p50", "sh_floor_ratio_p50"],
     "git_version_jobstart": ["ratio_p50", "sh_floor_ratio_p50"],
     "git_version_fn_system": ["ratio_p50", "sh_floor_ratio_p50"],
+    "git_version_uv_spawn": ["ratio_p50", "sh_floor_ratio_p50"],
     "burst_ptys": ["after_burst", "back_to_8_s"],
     "idle_editor": ["host_ptys", "spare_ptys", "helpers_pss_mb", "helpers_rss_mb"],
     "short_editor": ["ratio_p50", "python_starts"],

@@ -60,7 +60,7 @@ def test_the_host_starts_at_the_first_spawn(tmp_path: Path, registered_sandbox: 
     with editor(sandbox, wait_host=False) as ed:
         wait_until(lambda: ed.lua("return package.loaded['ttyoffer.routes'] ~= nil"), 10, "the routes")
         ed.lua("vim.wait(200)")
-        assert ed.lua("return require('ttyoffer.host').state") == "stopped"
+        assert ed.lua("return require('ttyoffer.host').get_state()") == "stopped"
         assert not log.exists()
         # A plugin's spawn before the host is up runs plainly, and starts it.
         out = ed.lua("return vim.fn.system({'echo', 'plain'})")
@@ -80,19 +80,21 @@ def spare_ptys(ed: Editor) -> tuple[int, int]:
 
 
 def test_the_stock_of_spare_ptys_stays_small_and_shrinks_back_after_a_burst(ed: Editor) -> None:
-    assert ed.lua("return require('ttyoffer.host').shrink_delay") <= 60000
+    assert ed.lua("return require('ttyoffer.host').get_shrink_delay()") <= 60000
     wait_until(lambda: spare_ptys(ed)[1] <= 8 and spare_ptys(ed)[0] > 0, 10, "an idle stock")
     assert spare_ptys(ed)[0] <= 8
-    ed.lua("require('ttyoffer.host').shrink_delay = 500")
+    ed.lua("require('ttyoffer.host').set_shrink_delay(500)")
     # A plugin starting a job per item, in a loop that never yields: the
     # stock runs dry, and grows for the next burst.
     jobs = ed.lua("local jobs = {} for i = 1, 300 do jobs[i] = vim.fn.jobstart({'true'}) end return jobs")
     assert all(job > 0 for job in jobs)
-    assert ed.lua("return require('ttyoffer.host').dry") > 0
+    assert ed.lua("return require('ttyoffer.host').stock_dry()") > 0
     ed.lua("vim.fn.jobwait(...)", jobs)
     # It grew for the next burst, and once no spawn found it empty for the
     # delay, the spares above 8 went back to the host, which closed them.
-    wait_until(lambda: ed.lua("return require('ttyoffer.host').retired") > 0, 30, "the stock to shrink")
+    wait_until(
+        lambda: ed.lua("return require('ttyoffer.host').stock_retired()") > 0, 30, "the stock to shrink"
+    )
     wait_until(lambda: spare_ptys(ed)[0] <= 8 and spare_ptys(ed)[1] <= 8, 30, "the stock back to 8")
     # Offers keep working from the smaller stock.
     assert ed.lua("return vim.fn.system({'echo', 'after'})") == "after\n"

@@ -57,7 +57,7 @@ def test_broadcast_notifications_leave_no_trace(version: str, sandbox: Sandbox) 
         assert running_version(ed) == version
         ed.nvim.command("messages clear")
         ed.lua(
-            "local chan = require('ttyoffer.host').chan "
+            "local chan = require('ttyoffer.host').get_channel() "
             "vim.rpcnotify(0, 'Dir', vim.fn.getcwd()) "
             "vim.rpcnotify(0, 'Gui', 'Foreground') "
             "vim.rpcnotify(0, 'Gui', 'Option', 'Tabline', 1) "
@@ -76,14 +76,14 @@ def test_an_unknown_request_is_answered_with_an_error(version: str, sandbox: San
         assert running_version(ed) == version
         ed.nvim.command("messages clear")
         ok, err = ed.lua(
-            "local chan = require('ttyoffer.host').chan "
+            "local chan = require('ttyoffer.host').get_channel() "
             "return { pcall(vim.rpcrequest, chan, 'no_such_method', 1) }"
         )
         assert ok is False
         assert 'no request handler registered for "no_such_method"' in err
         # One of its own, called wrongly: the error goes to the caller too.
         ok, err = ed.lua(
-            "local chan = require('ttyoffer.host').chan "
+            "local chan = require('ttyoffer.host').get_channel() "
             "return { pcall(vim.rpcrequest, chan, 'ttyoffer_screen') }"
         )
         assert ok is False and "ttyoffer_screen" in err

@@ -92,7 +92,9 @@ def test_checkhealth_at_startup_tells_the_truth(sandbox: Sandbox) -> None:
 
 
 def test_checkhealth_names_the_fix_without_a_python(ed: Editor) -> None:
-    ed.lua("vim.g.python3_host_prog = '/nonexistent/python3'; require('ttyoffer.host').python = nil")
+    # As though no host had run: health looks for a Python again.
+    ed.lua("vim.g.python3_host_prog = '/nonexistent/python3'")
+    ed.lua("require('ttyoffer.host').get_python = function() end")
     ed.nvim.command("checkhealth ttyoffer")
     report = "\n".join(ed.nvim.current.buffer[:])
     assert "g:python3_host_prog (/nonexistent/python3) is not executable" in report
@@ -113,7 +115,7 @@ def test_without_a_python_the_user_is_told_once_and_commands_run(tmp_path: Path)
         assert "g:python3_host_prog (/nonexistent/python3) is not executable" in ed.nvim.command_output(
             "TtyOffer status"
         )
-        ed.lua("require('ttyoffer.host').state = 'stopped' require('ttyoffer').start() vim.wait(200)")
+        ed.lua("require('ttyoffer.host').forget_failure() require('ttyoffer').start() vim.wait(200)")
         assert ed.nvim.command_output("messages").count(said) == 1
 
 
@@ -122,11 +124,12 @@ def test_a_python_that_cannot_run_the_host_fails_once_and_is_not_restarted(tmp_p
     # again for every spawn, silently.
     sandbox = Sandbox(tmp_path / "nvim", extra_init="vim.g.python3_host_prog = '/bin/false'\n")
     with editor(sandbox, wait_host=False) as ed:
-        wait_until(lambda: ed.lua("return require('ttyoffer.host').state") == "failed", what="failed")
+        wait_until(lambda: ed.lua("return require('ttyoffer.host').get_state()") == "failed", what="failed")
         for _ in range(5):
             assert ed.lua("return vim.fn.jobwait({require('ttyoffer').jobstart({'true'})}, 5000)[1]") == 0
         ed.lua("vim.wait(300)")
-        assert ed.lua("local h = require('ttyoffer.host') return {h.state, h.job == nil}") == ["failed", True]
+        gone = ed.lua("local h = require('ttyoffer.host') return {h.get_state(), h.get_job() == nil}")
+        assert gone == ["failed", True]
         assert "cannot import pynvim and pyte" in ed.nvim.command_output("TtyOffer status")
         assert ed.nvim.command_output("messages").count("(ttyoffer) no host") == 1
 
@@ -141,11 +144,11 @@ def test_nothing_in_the_editors_folder_is_imported_by_the_plugins_python(ed: Edi
         (folder / name).write_text(f"open({str(marker)!r}, 'w').write('{name}')\n")
     ed.lua("vim.fn.chdir(...)", str(folder))
     ed.nvim.command("checkhealth ttyoffer")
-    host_pid = ed.lua("return require('ttyoffer.host').pid")
+    host_pid = ed.lua("return require('ttyoffer.host').get_pid()")
     ed.lua("vim.uv.kill(..., 'sigkill')", host_pid)
     wait_until(
         lambda: ed.lua(
-            "return require('ttyoffer.host').ready() and require('ttyoffer.host').pid ~= ...", host_pid
+            "return require('ttyoffer.host').ready() and require('ttyoffer.host').get_pid() ~= ...", host_pid
         ),
         20,
         "the host back",

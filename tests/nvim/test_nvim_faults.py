@@ -14,8 +14,8 @@ import pytest
 
 from harness import STRAY_PROMPT, Editor, Sandbox, editor, masters_held, pidfds_of, wait_until
 from test_nvim_offer import ASK, exit_code, only_spares_left, prompt_and_wait_for_float, start
-from ttyoffer_nvim.bridge import KEEPER_RESTARTS
 from ttyoffer_nvim.term import procfs
+from ttyoffer_nvim.term.keepers import KEEPER_RESTARTS
 from ttyoffer_nvim.term.procfs import process_gone
 
 pytestmark = pytest.mark.nvim
@@ -34,7 +34,7 @@ def test_host_killed_while_offers_are_armed_and_shown(ed: Editor) -> None:
         " on_exit = function(id, code) _G.exit_codes = _G.exit_codes or {} _G.exit_codes[id] = code end})"
     )
     job, _ = prompt_and_wait_for_float(ed)
-    host_pid = ed.lua("return require('ttyoffer.host').pid")
+    host_pid = ed.lua("return require('ttyoffer.host').get_pid()")
     keeper_pid = ed.host_status()["keeper_pid"]
     assert keeper_pid
     os.kill(host_pid, signal.SIGKILL)
@@ -59,7 +59,7 @@ def test_host_killed_while_offers_are_armed_and_shown(ed: Editor) -> None:
     )
     assert "plain-ok" in out
     wait_until(lambda: ed.lua("return require('ttyoffer.host').ready()"), 20, "the host back")
-    assert ed.lua("return require('ttyoffer.host').pid") != host_pid
+    assert ed.lua("return require('ttyoffer.host').get_pid()") != host_pid
     job, _ = prompt_and_wait_for_float(ed)
     ed.nvim.input("again<CR>")
     assert exit_code(ed, job) == 0
@@ -69,7 +69,7 @@ def test_host_killed_while_offers_are_armed_and_shown(ed: Editor) -> None:
 def test_no_pty_to_be_had_runs_commands_plainly(ed: Editor) -> None:
     if not shutil.which("prlimit"):
         pytest.skip("prlimit (util-linux) is not installed")  # scripts/bootstrap.sh installs it
-    host_pid = ed.lua("return require('ttyoffer.host').pid")
+    host_pid = ed.lua("return require('ttyoffer.host').get_pid()")
     # The limit caps descriptor numbers: at 3 (past stdio) the host can open
     # nothing at all, however many it closes.
     subprocess.run(["prlimit", f"--pid={host_pid}", "--nofile=3"], check=True)
@@ -142,7 +142,7 @@ def test_quitting_with_offers_armed_and_shown_leaves_nothing(sandbox: Sandbox, q
         sleepers = [start(ed, ["sleep", "600"]) for _ in range(3)]
         job, _ = prompt_and_wait_for_float(ed)
         pids = [ed.lua("return vim.fn.jobpid(...)", j) for j in [*sleepers, job]]
-        host_pid = ed.lua("return require('ttyoffer.host').pid")
+        host_pid = ed.lua("return require('ttyoffer.host').get_pid()")
         keeper_pid = ed.host_status()["keeper_pid"]
         nvim_pid = ed.lua("return vim.fn.getpid()")
         ed.nvim.input("<C-\\><C-n>")
@@ -191,7 +191,7 @@ def test_a_command_that_asks_after_the_host_died_is_hung_up_not_left_waiting(ed:
     wait_until(lambda: holds_its_terminal(pid), what="the command to take its terminal")
     keeper_pid = ed.host_status()["keeper_pid"]
     assert keeper_pid
-    os.kill(ed.lua("return require('ttyoffer.host').pid"), signal.SIGKILL)
+    os.kill(ed.lua("return require('ttyoffer.host').get_pid()"), signal.SIGKILL)
     # Hung up at its first write, as a shown prompt is, rather than left
     # blocked in `read` on a terminal nobody sees: SIGHUP ends the shell
     # (129), unless its read fails on the dead terminal first (the script's
@@ -238,7 +238,7 @@ def test_the_keeper_killed_alone_is_reaped_and_replaced_with_every_terminal(ed: 
     )
     # It holds every terminal the first one held, shown flags and all: when
     # the host dies now, the shown prompt ends and the quiet command goes on.
-    os.kill(ed.lua("return require('ttyoffer.host').pid"), signal.SIGKILL)
+    os.kill(ed.lua("return require('ttyoffer.host').get_pid()"), signal.SIGKILL)
     assert ed.wait_event("TtyOfferClose")[0]["data"]["reason"] == "host exited"
     assert exit_code(ed, job) != 0
     wait_until(lambda: pidfds_of(second) == 1, what="the new keeper to keep the quiet command's terminal")

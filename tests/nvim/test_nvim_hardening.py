@@ -52,7 +52,7 @@ def exit_codes(ed: Editor, jobs: list[int]) -> list[int]:
 
 
 def test_a_stopped_host_never_freezes_spawns(ed: Editor) -> None:
-    host_pid = ed.lua("return require('ttyoffer.host').pid")
+    host_pid = ed.lua("return require('ttyoffer.host').get_pid()")
     os.kill(host_pid, signal.SIGSTOP)
     try:
         # Far more than the stock of spare ptys: a spawn past it that waited
@@ -106,7 +106,7 @@ def test_commands_spawned_while_the_host_dies_run_as_without_it(ed: Editor) -> N
         local host = require('ttyoffer.host')
         local jobs = {}
         local _, spare = host.take()
-        vim.uv.kill(host.pid, 'sigkill')
+        vim.uv.kill(host.get_pid(), 'sigkill')
         local deadline = vim.uv.now() + 5000
         while vim.uv.fs_stat(spare) and vim.uv.now() < deadline do
           vim.uv.sleep(5)

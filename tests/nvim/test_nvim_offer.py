@@ -340,6 +340,38 @@ def test_several_prompts_are_shown_one_at_a_time_in_order(ed: Editor) -> None:
     )
 
 
+def test_dismiss_all_declines_the_prompt_and_those_waiting_with_one_message(ed: Editor) -> None:
+    """:TtyOffer dismiss all: the prompt on screen and the two waiting
+    behind it (the foot counts them) end hung up, and one message says so."""
+    script = "printf 'Who is %s? ' \"$0\" > /dev/tty; read a < /dev/tty"
+    ed.lua("_G.codes = {}")
+    for name in ["first", "second", "third"]:
+        ed.lua(
+            "require('ttyoffer').jobstart({'sh', '-c', ..., ...},"
+            " {on_exit = function(_, code) table.insert(_G.codes, code) end})",
+            script,
+            name,
+        )
+    asking = "return #vim.tbl_filter(function(o) return o.state ~= 'armed' end, require('ttyoffer').offers())"
+    wait_until(lambda: ed.lua(asking) == 3, what="three asking")
+    win = wait_until(lambda: ed.float_wins(), what="a float")[0]
+    footer = "return vim.api.nvim_win_get_config(...).footer[1][1]"
+    wait_until(
+        lambda: "2 more waiting · <M-q> declines all" in ed.lua(footer, win), what="the count in the foot"
+    )
+    ed.nvim.command("TtyOffer dismiss all")
+    wait_until(lambda: ed.lua("return _G.codes") == [129, 129, 129], what="all three hung up")
+    ed.wait_event("TtyOfferClose", 3)
+    wait_until(lambda: ed.float_wins() == [], what="the window gone")
+    messages = wait_until(
+        lambda: (m := ed.nvim.api.exec2("messages", {"output": True})["output"]) and "declined" in m and m,
+        what="the message",
+    )
+    assert messages.count("declined 3 questions") == 1, messages
+    ed.nvim.command("TtyOffer dismiss all")
+    assert "no prompt is shown" in ed.nvim.api.exec2("messages", {"output": True})["output"]
+
+
 def test_editor_resize_recenters_and_resizes_the_pty(ed: Editor) -> None:
     script = "printf 'size? ' > /dev/tty; read x < /dev/tty; stty size < /dev/tty"
     job = ed.lua(

@@ -7,6 +7,7 @@ honours the quotes)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -100,7 +101,10 @@ def folders(ed: Editor, tmp_path: Path) -> Iterator[tuple[Path, Path]]:
         path.write_text('#!/bin/sh\necho "$0 ran"\n')
         path.chmod(0o755)
     saved = ed.lua("return { vim.env.PATH, vim.fn.getcwd() }")
-    ed.lua("local dir = ... vim.fn.chdir(dir) vim.env.PATH = 'relbin::' .. vim.env.PATH", str(here))
+    # Only the entries this user may search: a program not found after an
+    # EACCES on the way (root's PATH kept by `su`) is EACCES, not ENOENT.
+    searchable = ":".join(entry for entry in saved[0].split(":") if entry and os.access(entry, os.X_OK))
+    ed.lua("local dir, path = ... vim.fn.chdir(dir) vim.env.PATH = 'relbin::' .. path", str(here), searchable)
     try:
         yield here, other
     finally:

@@ -149,6 +149,7 @@ def test_terminal_traffic_is_what_the_declaration_marks() -> None:
         "ttyoffer.events').present",
         "ttyoffer.events').output",
         "ttyoffer.events').unserved",
+        "ttyoffer.events').declined",
         "ttyoffer_run_input",
         "ttyoffer.events').run_output",
     }
@@ -175,7 +176,7 @@ def test_the_exports_answer_through_the_real_host(sandbox: Sandbox, tmp_path: Pa
     # off the loop) waited for in its handler, and a notification's
     # arguments are taken as declared (a string id, as a caller may send).
     with editor(sandbox) as ed:
-        chan = ed.lua("return require('ttyoffer.host').chan")
+        chan = ed.lua("return require('ttyoffer.host').get_channel()")
         status = ed.lua("return vim.rpcrequest(...)", chan, "ttyoffer_status")
         assert status["pid"] > 0
         listed = ed.lua("return vim.rpcrequest(...)", chan, "ttyoffer_tmux_list", str(tmp_path / "no-server"))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pynvim
 import pytest
 
+from fixtures import make_ssh_key
 from harness import Editor, Sandbox, wait_until
 from tui import Tui
 
@@ -211,8 +212,76 @@ def test_a_run_in_the_tui_asks_is_answered_and_tells_its_end(tui: tuple[Tui, Edi
     assert "q closes" in bar and "<C-n>" not in bar, bar  # Normal mode now: q alone
     # The pane left Terminal mode when its program ended: q alone closes it.
     wait_until(lambda: ed.nvim.api.get_mode()["mode"] == "nt", what="Normal mode in the finished pane")
+    # Keys typed as it ended were the program's: the editor's again after a pause.
+    typing = "return require('ttyoffer.offer.typing').dropping()"
+    wait_until(lambda: not ed.lua(typing), what="a pause in the typing")
     term.type("q")
     term.wait_gone("Hello, Ada")
     assert "first line of the notes" in term.text()
     assert ed.nvim.current.buffer[:] == ["first line of the notes", "second line stays put"]
     assert not ed.nvim.current.buffer.options["modified"]
+
+
+# Twenty commands asking the same question at once (twenty plugins updated
+# over ssh with one passphrase key), started from one Lua loop.
+STORM = 20
+STORM_LUA = """
+local argv, count = ...
+_G.storm = {}
+for _ = 1, count do
+  vim.fn.jobstart(argv, {
+    on_exit = function(_, code)
+      table.insert(_G.storm, code)
+    end,
+  })
+end
+"""
+
+
+def test_a_storm_of_questions_counts_down_and_is_declined_at_once(
+    tui: tuple[Tui, Editor], tmp_path: Path
+) -> None:
+    """The window's foot says how many wait behind it, one less for each
+    answered; the decline-all key (<M-q>) ends every one of them at once,
+    with one message; the same question asked again in the burst is
+    declined with no window, while another question still asks."""
+    term, ed = tui
+    key = make_ssh_key(tmp_path / "ssh" / "id_ed25519", "storm passphrase")
+    keygen = ["ssh-keygen", "-y", "-f", str(key)]
+    # A loop that never yields can only give offers from the stock of spare
+    # ptys; past it commands run plainly and the stock grows: warmed here
+    # as a plugin manager's first run would warm it.
+    ed.lua(STORM_LUA, ["true"], STORM)
+    wait_until(
+        lambda: ed.lua("return require('ttyoffer').status().spare") >= STORM, 20.0, "a stock for the storm"
+    )
+    ed.lua(STORM_LUA, keygen, STORM)
+    # Every one of them has asked: this one on screen, the rest behind it.
+    term.wait_text(f"{STORM - 1} more waiting · <M-q> declines all")
+    # Answered in turn, typed as the window shows: the count goes down.
+    for waiting in (STORM - 2, STORM - 3):
+        term.type("storm passphrase\r")
+        term.wait_text(f"{waiting} more waiting")
+    assert ed.lua("return _G.storm") == [0, 0]
+    presented = len(ed.events("TtyOfferPresent"))
+    term.type("\x1bq")  # <M-q>, as a terminal sends it
+    ended = wait_until(lambda: (codes := ed.lua("return _G.storm")) and len(codes) == STORM and codes, 10.0,
+                       "every command of the storm to end")  # fmt: skip
+    assert sorted(ended) == [0, 0] + [129] * (STORM - 2), ended  # hung up, as a declined prompt
+    term.wait_gone("╭")
+    term.wait_text(f"declined {STORM - 2} questions")
+    messages = ed.nvim.api.exec2("messages", {"output": True})["output"]
+    assert messages.count("declined") == 1, messages
+    assert f"declined {STORM - 2} questions" in messages
+    # The same question in the burst: declined with no window.
+    ed.lua(STORM_LUA, keygen, 1)
+    wait_until(lambda: ed.lua("return _G.storm") == [129], 10.0, "the same question declined again")
+    assert len(ed.events("TtyOfferPresent")) == presented
+    # Another question in the burst still asks.
+    ed.lua(STORM_LUA, ["sh", "-c", 'printf "Other question: " > /dev/tty; read a < /dev/tty; echo "$a"'], 1)
+    term.wait_text("│Other question:")
+    term.type("fine\r")
+    wait_until(lambda: ed.lua("return _G.storm") == [0], 10.0, "the other question answered")
+    assert ed.nvim.api.exec2("messages", {"output": True})["output"].count("declined") == 1
+    term.wait_gone("╭")
+    assert ed.nvim.current.buffer[:] == ["first line of the notes", "second line stays put"]

@@ -1,4 +1,5 @@
-"""Hermetic: what the bridge does to the host process itself."""
+"""Hermetic: what the host does to its own process (hostsetup), and the
+protocol's bytes."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import io
 import logging
 import resource
 
-from ttyoffer_nvim.bridge import install_log_redaction, raise_fd_limit
+from ttyoffer_nvim.hostsetup import install_log_redaction, raise_fd_limit
 from ttyoffer_nvim.protocol import as_bytes
 
 

@@ -5,6 +5,7 @@ given a real pty to take."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
 import shutil
@@ -12,8 +13,9 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -279,6 +281,21 @@ def state(pid: int) -> str:
 STUBBORN = 'trap "" TERM HUP; sleep {}; true'
 
 
+def children_of(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def group_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[2])
+
+
+def watcher_of(leader: int) -> int | None:
+    """The leader's watcher (its second child) once it is in a group of
+    its own, else None."""
+    children = children_of(leader)
+    return children[1] if len(children) == 2 and group_of(children[1]) == children[1] else None
+
+
 @pytest.mark.parametrize("started_by", ["stock", "leader"])
 def test_jobstops_sigkill_ends_the_programs_whole_group(leader: list[str], started_by: str) -> None:
     # jobstop(): SIGTERM to the job's process group, then SIGKILL to it once
@@ -297,9 +314,8 @@ def test_jobstops_sigkill_ends_the_programs_whole_group(leader: list[str], start
         try:
             wait_until(lambda: programs_with(argument), 10, "the sleep")
             os.killpg(proc.pid, signal.SIGTERM)
-            if started_by == "leader":  # the watcher: the leader's second child
-                children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-                wait_until(lambda: len(children.read_text().split()) == 2, 10, "the watcher")
+            if started_by == "leader":  # the watcher, out of the group the SIGKILL is for
+                wait_until(lambda: watcher_of(proc.pid), 10, "the watcher in a group of its own")
             assert proc.poll() is None  # the SIGTERM ended nothing
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
@@ -307,6 +323,111 @@ def test_jobstops_sigkill_ends_the_programs_whole_group(leader: list[str], start
         finally:
             close_pipes(proc)
             for pid in programs_with(argument):
+                os.kill(pid, signal.SIGKILL)
+
+
+class Tracer:
+    """ptrace(2) through libc, as much as holding a new child takes: the
+    tracee seized (it runs on), its signals passed on, the children it
+    forks held stopped before their first instruction."""
+
+    SEIZE, INTERRUPT, CONT, DETACH, GETEVENTMSG = 0x4206, 0x4207, 7, 17, 0x4201
+    TRACE_FORKS = 0x2 | 0x4 | 0x8  # PTRACE_O_TRACEFORK, TRACEVFORK, TRACECLONE
+    FORK_EVENTS = (1, 2, 3)  # PTRACE_EVENT_FORK, VFORK, CLONE
+    WALL = 0x40000000
+
+    def __init__(self) -> None:
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.ptrace.restype = ctypes.c_long
+        self.libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+
+    def call(self, request: int, pid: int, data: int = 0, address: Any = None) -> None:
+        if self.libc.ptrace(request, pid, address, data) == -1:
+            error = ctypes.get_errno()
+            raise OSError(error, f"ptrace({request:#x}, {pid}): {os.strerror(error)}")
+
+    def seize(self, pid: int) -> None:
+        self.call(self.SEIZE, pid, self.TRACE_FORKS)
+
+    def next_fork(self, pid: int) -> int:
+        """Let `pid` run on, its signals delivered, until it forks: the
+        new child's pid (held in its first stop)."""
+        while True:
+            _, status = os.waitpid(pid, self.WALL)
+            assert os.WIFSTOPPED(status), status
+            event = status >> 16
+            if event in self.FORK_EVENTS:
+                child = ctypes.c_ulong()
+                self.call(self.GETEVENTMSG, pid, ctypes.addressof(child))
+                self.call(self.CONT, pid)
+                os.waitpid(child.value, self.WALL)  # its first stop
+                return child.value
+            self.call(self.CONT, pid, 0 if event else os.WSTOPSIG(status))
+
+    def end(self, pid: int) -> None:
+        """SIGKILL to a tracee (held or running), reaped here: its stops
+        and its end are reported to its tracer first."""
+        os.kill(pid, signal.SIGKILL)
+        with suppress(ChildProcessError):
+            while not os.WIFEXITED(status := os.waitpid(pid, self.WALL)[1]) and not os.WIFSIGNALED(status):
+                pass
+
+    def detach(self, pid: int, stopped: bool) -> None:
+        if not stopped:
+            self.call(self.INTERRUPT, pid)
+            os.waitpid(pid, self.WALL)
+        self.call(self.DETACH, pid)
+
+
+# wait4's number where the leader's system calls are the kernel's.
+WAIT4 = {"x86_64": 61, "aarch64": 260}.get(platform.machine())
+
+
+def test_the_watcher_is_in_a_group_of_its_own_before_it_first_runs(
+    leader: list[str], request: pytest.FixtureRequest
+) -> None:
+    # A new child may wait long for its first run on a loaded machine, and
+    # until it leaves the leader's group, jobstop()'s SIGKILL for that group
+    # ends it with the leader: nothing then ends the program's group. So
+    # the leader puts its watcher in a group of its own before it goes back
+    # to its wait. Here the watcher is held (ptrace) before its first
+    # instruction, and its group read once the leader waits again.
+    if request.node.callspec.id.endswith("arm64") or WAIT4 is None:
+        pytest.skip("under qemu the leader's forks and waits are qemu's")
+    tracer = Tracer()
+    with pty_slave() as slave:
+        proc = lead(leader, slave, "-", "sh", "-c", STUBBORN.format("311.75"))
+        traced: list[int] = []  # the leader and the watcher while they are our tracees
+        try:
+            wait_until(lambda: programs_with("311.75"), 10, "the sleep")
+            try:
+                tracer.seize(proc.pid)
+            except OSError as error:
+                pytest.skip(f"no ptrace here: {error}")
+            traced.append(proc.pid)
+            os.killpg(proc.pid, signal.SIGTERM)
+            held = tracer.next_fork(proc.pid)
+            traced.append(held)
+            syscall = Path(f"/proc/{proc.pid}/syscall")
+            wait_until(
+                lambda: syscall.read_text().split()[0] == str(WAIT4), 10, "the leader back in its wait"
+            )
+            assert group_of(held) == held
+            tracer.detach(held, stopped=True)
+            tracer.detach(proc.pid, stopped=False)
+            traced.clear()
+            # The rest of jobstop(): its SIGKILL for the group ends it all.
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+            wait_until(lambda: not programs_with("311.75"), 10, "the sleep to end")
+        finally:
+            for pid in traced:  # a failure on the way
+                tracer.end(pid)
+            if proc.returncode is None:
+                proc.kill()
+                proc.wait(timeout=30)
+            close_pipes(proc)
+            for pid in programs_with("311.75"):
                 os.kill(pid, signal.SIGKILL)
 
 

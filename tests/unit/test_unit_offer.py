@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness import STRAY_PROMPT, start_stray
-from ttyoffer_nvim.offer import offer as offer_module
+from ttyoffer_nvim.offer import blocked
 from ttyoffer_nvim.offer.offer import Offer, OfferTable, State
 from ttyoffer_nvim.term.ptys import READ_SIZE, get_winsize, session_of
 from ttyoffer_nvim.term.relay import BATCH_SIZE, RELAY_WINDOW
@@ -76,6 +76,9 @@ class FakePresenter:
     def unserved(self, offer: Offer, question: str) -> None:
         self.calls.append(("unserved", offer.id, question))
         self.unserved_event.set()
+
+    def declined(self, offer: Offer, question: str) -> None:
+        self.calls.append(("declined", offer.id, question))
 
     def editor_waits_for_user(self, callback: Callable[[bool | None], None]) -> None:
         self.mode_asks += 1
@@ -307,7 +310,7 @@ async def test_a_command_given_the_terminal_during_the_grace_is_spared(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Long enough for the command to be sure to hold its terminal by then.
-    monkeypatch.setattr("ttyoffer_nvim.offer.offer.STRAY_GRACE", 30.0)
+    monkeypatch.setattr("ttyoffer_nvim.offer.strays.STRAY_GRACE", 30.0)
     presenter = FakePresenter()
     table = OfferTable(asyncio.get_running_loop(), presenter)
     offer = table.open(24, 80)
@@ -327,7 +330,7 @@ async def test_a_command_given_the_terminal_during_the_grace_is_spared(
         timer = offer.stray_timer
         assert timer is not None
         timer.cancel()  # the grace is over now
-        table._turn_away(offer)
+        table._strays.turn_away(offer)
         await asyncio.wait_for(presenter.turned_away_event.wait(), 10)
         assert await wait_exit(stray) == -signal.SIGHUP
     finally:
@@ -714,7 +717,7 @@ async def test_a_drawn_window_goes_when_the_editor_never_answers(monkeypatch: py
     # A plugin blocked on the very command (jobwait() without a timeout):
     # however long the user looks at the prompt, nothing reaches it. Past
     # DRAWN_PATIENCE it is hung up and the user told, never left hanging.
-    monkeypatch.setattr(offer_module, "DRAWN_PATIENCE", 0.5)
+    monkeypatch.setattr(blocked, "DRAWN_PATIENCE", 0.5)
     presenter = FakePresenter()
     presenter.waits_for_user = False
     table, offer, proc = await asking(presenter)
@@ -751,7 +754,7 @@ async def test_seen_while_the_editor_was_being_asked_is_not_hung_up() -> None:
     timer = offer.editor_check
     assert timer is not None
     timer.cancel()  # the time to be seen in is over now
-    table._check_editor_serves(offer)
+    table._editor_check.serves(offer)
     assert presenter.mode_asks == 1
     # The editor came back: its `seen` arrives before its answer.
     table.seen(offer.id)
@@ -775,7 +778,7 @@ async def test_a_command_that_ended_unseen_is_not_hung_up() -> None:
     timer = offer.editor_check
     assert timer is not None
     timer.cancel()  # the time to be seen in is over now
-    table._check_editor_serves(offer)
+    table._editor_check.serves(offer)
     assert presenter.mode_asks == 0 and offer.editor_check is None
     assert offer.state is State.PRESENTED and "unserved" not in presenter.kinds()
     table.attach(offer.id, 24, 80)
@@ -796,3 +799,39 @@ async def test_an_editor_configured_so_never_hangs_anything_up(blocked_ms: int) 
     table.write(offer.id, b"yes\r")
     assert await wait_exit(proc) == 0
     assert "unserved" not in presenter.kinds()
+
+
+async def test_a_storm_declined_at_once_declines_the_same_question_again_with_no_window() -> None:
+    """dismiss_all hangs up every offer given; while the burst lasts, an
+    offer whose program asks the same question is hung up with no present,
+    and one that asks another is presented as ever."""
+    presenter = FakePresenter()
+    loop = asyncio.get_running_loop()
+    table = OfferTable(loop, presenter)
+
+    def asking(question: str) -> tuple[Offer, subprocess.Popen[bytes]]:
+        offer = table.open(24, 80)
+        script = f"import os\nfd = os.open('/dev/tty', os.O_RDWR)\nos.write(fd, {question.encode()!r})\n"
+        script += "os.read(fd, 9)"
+        proc = spawn_on(offer, script)
+        table.bind(offer.id, proc.pid)
+        return offer, proc
+
+    storm = [asking("Enter passphrase for key 'k': ") for _ in range(3)]
+    for offer, _ in storm:
+        while offer.state is not State.PRESENTED or offer.prompt_timer is not None:
+            await asyncio.sleep(0.01)
+    table.dismiss_all([offer.id for offer, _ in storm])
+    assert [await wait_exit(proc) for _, proc in storm] == [-signal.SIGHUP] * 3
+    presents = presenter.kinds().count("present")
+    again, proc = asking("Enter passphrase for key 'k': ")
+    assert await wait_exit(proc) == -signal.SIGHUP
+    assert ("declined", again.id, "Enter passphrase for key 'k'") in presenter.calls
+    other, proc = asking("Password: ")
+    deadline = loop.time() + 10
+    while presenter.kinds().count("present") == presents:
+        assert loop.time() < deadline, presenter.calls[-3:]
+        await asyncio.sleep(0.01)
+    assert ("present", other.id, b"Password: ") in presenter.calls
+    table.dismiss(other.id)
+    assert await wait_exit(proc) == -signal.SIGHUP

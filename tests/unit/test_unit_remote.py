@@ -38,12 +38,15 @@ def test_a_refused_destination_or_name_builds_no_command() -> None:
 
 
 def test_the_command_reuses_one_private_connection_per_host() -> None:
-    built = remote.command(["ssh", "-F", "cfg"], "box", "run", "build", ["make"])
+    # The control folder in the suite's own runtime folder (conftest), not
+    # /tmp/ttyoffer-ssh-UID, where it outlived the run.
+    runtime = os.environ["XDG_RUNTIME_DIR"]
+    built = remote.command(["ssh", "-F", "cfg"], "box", "run", "build", ["make"], runtime)
     assert isinstance(built, remote.Command)
     argv = built.argv
     assert argv[:3] == ["ssh", "-F", "cfg"] and argv[-3:-1] == ["--", "box"]
     assert "ControlMaster=auto" in argv and "-tt" in argv
-    listing = remote.command(["ssh"], "box", "list")
+    listing = remote.command(["ssh"], "box", "list", runtime_dir=runtime)
     assert isinstance(listing, remote.Command) and "BatchMode=yes" in listing.argv and "-T" in listing.argv
 
 
@@ -84,7 +87,7 @@ def test_markers_come_out_whole_however_reads_are_cut(before: bytes, after: byte
         elif part != b"":
             joined.append(part)
     assert joined == [p for p in (before, "attach", after) if p != b""]
-    assert stream.ending == remote.RemoteEnding(3, 0, "exited")
+    assert stream.ending == (3, 0, "exited")
 
 
 def test_a_marker_without_the_nonce_is_output() -> None:
@@ -171,3 +174,38 @@ def test_the_shared_connection_is_the_process_listening_in_our_control_folder() 
             proc.kill()
             proc.wait()
         shutil.rmtree(tmp_path)
+
+
+def test_a_remote_list_is_read_by_the_host_and_odd_lines_are_skipped() -> None:
+    from ttyoffer_nvim.runs.remote_calls import parse_list
+
+    out = (
+        "session\tbuild\t100\t\t\t\trunning\n"
+        "session\tdeaf\t101\t\t\t\tunreachable\n"
+        "session\tdone\t102\t3\t0\texited\tended\n"
+        "session\tkilled\t103\t143\t15\tsignal\tended\n"
+        "session\tbad name\t104\t\t\t\trunning\n"
+        "session\tshort\t105\n"
+        "noise\n"
+    )
+    found, problem = parse_list(out)
+    assert problem == ""
+    assert [(s["name"], s["state"]) for s in found] == [
+        ("build", "running"),
+        ("deaf", "unreachable"),
+        ("done", "ended"),
+        ("killed", "ended"),
+    ]
+    assert found[2]["ended"]["code"] == 3 and found[3]["ended"]["signal_name"] == "SIGTERM"
+    assert parse_list("error\tnot yours alone\n") == ([], "not yours alone")
+
+
+def test_a_call_that_does_not_end_in_time_is_killed_and_said() -> None:
+    import asyncio
+
+    from ttyoffer_nvim.runs.remote_calls import call_ssh
+
+    start = time.monotonic()
+    code, _, said = asyncio.run(call_ssh(["sleep", "30"], timeout=0.3))
+    assert code == 255 and "no answer within 0.3 s" in said
+    assert time.monotonic() - start < 10

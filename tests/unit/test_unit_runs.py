@@ -110,7 +110,9 @@ async def test_the_exit_is_told_once_with_its_code_and_signal() -> None:
     runs.start(3, spec("no-such-program-ttyoffer"))
     runs.start(4, "argv must be a non-empty list of strings")
     await until(lambda: len(presenter.ended) == 4)
-    ended = {i: (r.code, r.signal, r.reason) for i, r in presenter.ended.items()}
+    ended = {
+        i: (r.ending.code, r.ending.signal, r.ending.reason) for i, r in presenter.ended.items() if r.ending
+    }
     assert ended == {
         1: (3, 0, "exited"),
         2: (143, signal.SIGTERM, "signal"),
@@ -152,7 +154,8 @@ async def test_closing_a_running_program_hangs_up_then_kills(tmp_path: Path) -> 
     runs.close(1)
     await until(lambda: 1 in presenter.ended)
     run = presenter.ended[1]
-    assert (run.code, run.signal, run.reason) == (129, signal.SIGHUP, "closed")
+    assert run.ending is not None
+    assert (run.ending.code, run.ending.signal, run.ending.reason) == (129, signal.SIGHUP, "closed")
     assert asyncio.get_running_loop().time() - started >= runs_module.KILL_AFTER * 0.9
     await until(lambda: len(runs) == 0)
 

@@ -12,8 +12,8 @@ On the remote side the same design as on this machine: dtach keeps the
 session, script(1) records it into NAME.log in the remote user's runtime
 folder (`$XDG_RUNTIME_DIR/ttyoffer-remote`, else `/tmp/ttyoffer-remote-UID`,
 made 0700 and refused unless it is a folder of theirs alone), and a POSIX sh
-wrapper (REMOTE_WRAPPER), the program's parent inside the session, writes
-down how it ended (NAME.status, 0600). Nothing is installed there: every
+wrapper (remote_sh.REMOTE_WRAPPER), the program's parent inside the session,
+writes down how it ended (NAME.status, 0600). Nothing is installed there: every
 command carries the whole script.
 
 What reaches the remote login shell is one fixed line that any shell reads
@@ -40,20 +40,18 @@ import contextlib
 import os
 import re
 import secrets
-import shlex
 import signal
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..term import procfs
+from . import remote_sh, rules
+from .ending import Ending
 from .sessions import sanitize_name, unix_sockets
 
-# What `dest` may be: what ssh takes as a destination (an alias, user@host,
-# ssh://user@host:port, [v6]:port), and no shell metacharacter a ProxyCommand
-# of the user's could see in %h.
-_DESTINATION = re.compile(r"[A-Za-z0-9._@:/\[\]%+][A-Za-z0-9._@:/\[\]%+-]*")
-DESTINATION_LENGTH = 255
+_DESTINATION = rules.destination_regex()
 # A minute after the last run to a host has gone, its connection closes.
 CONTROL_PERSIST = "60"
 SOCKET_PATH_MAX = 108
@@ -70,12 +68,9 @@ _LITERAL = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
 
 def refusal(dest: object) -> str | None:
     """Why `dest` is not a destination we pass to ssh (None when it is)."""
-    if isinstance(dest, str) and len(dest) <= DESTINATION_LENGTH and _DESTINATION.fullmatch(dest):
+    if isinstance(dest, str) and len(dest) <= rules.DESTINATION_LENGTH and _DESTINATION.fullmatch(dest):
         return None
-    return (
-        f"{dest!r} is not an ssh destination: a Host of your ~/.ssh/config, user@host or "
-        "ssh://user@host:port (letters, digits and . _ @ : / [ ] % + -, not starting with -)"
-    )
+    return rules.fill(rules.DESTINATION_REFUSAL, shown=repr(dest))
 
 
 class ControlFolderError(Exception):
@@ -146,240 +141,9 @@ def remote_line(script: str) -> str:
     return f'exec /bin/sh -c \'eval "$(printf %b "{encode(script)}")"\''
 
 
-# -- the remote side (POSIX sh) ----------------------------------------------------
-
-# Inside the session: script(1) runs `exec /bin/sh -c REMOTE_WRAPPER
-# ttyoffer-session ARGV...`. It is the program's parent, so that how the
-# program ended is known and written down. The signals a terminal or a kill
-# of the session sends are caught with a no-op (a caught signal is the
-# default again in the program) so the ending is written whatever the
-# program dies of. sh tells a death by signal N as 128+N, as ssh would.
-# A background loop keeps the recording bounded: past RECORDING_BYTES/2 its
-# copy goes to NAME.log.1 and NAME.log starts again (script appends, -a).
-REMOTE_WRAPPER = r"""
-umask 077
-d=$TTYOFFER_FOLDER n=$TTYOFFER_NAME
-SHELL=${TTYOFFER_SHELL:-/bin/sh}
-export SHELL
-unset TTYOFFER_FOLDER TTYOFFER_NAME TTYOFFER_SHELL
-log=$d/$n.log
-printf '%s\n' "$$" > "$d/$n.pid"
-(
-  trap '' HUP INT QUIT TERM USR1 USR2 ALRM
-  while kill -0 "$$" 2>/dev/null && [ -f "$d/$n.pid" ]; do
-    sleep 5
-    size=$(wc -c < "$log" 2>/dev/null) || break
-    if [ "${size:-0}" -gt 524288 ]; then
-      cp "$log" "$log.1.new" && mv -f "$log.1.new" "$log.1" && : > "$log"
-    fi
-  done
-) < /dev/null > /dev/null 2>&1 &
-trap : HUP INT QUIT TERM USR1 USR2 ALRM
-[ $# -gt 0 ] || set -- "$SHELL" -l
-"$@"
-code=$?
-signal=0 reason=exited
-if [ "$code" -eq 127 ] && ! command -v "$1" > /dev/null 2>&1; then
-  reason=not_found
-elif [ "$code" -eq 126 ]; then
-  reason=not_executable
-elif [ "$code" -gt 128 ] && [ "$code" -lt 192 ]; then
-  signal=$((code - 128)) reason=signal
-fi
-printf '%s %s %s %s\n' "$code" "$signal" "$reason" "$(date +%s)" > "$d/$n.status.$$"
-mv -f "$d/$n.status.$$" "$d/$n.status"
-exit "$code"
-"""
-
-# What every action starts with: the folder, checked; the tools, found.
-_PREAMBLE = r"""
-umask 077
-nonce=__NONCE__
-mark() { printf '\033_ttyoffer-%s;%s\033\\' "$nonce" "$1"; }
-say() { printf '(ttyoffer) %s\r\n' "$1"; }
-here=$(uname -n 2>/dev/null || echo 'this host')
-if [ -n "${XDG_RUNTIME_DIR:-}" ] && [ -d "$XDG_RUNTIME_DIR" ] && [ ! -L "$XDG_RUNTIME_DIR" ]; then
-  d=$XDG_RUNTIME_DIR/ttyoffer-remote
-else
-  d=/tmp/ttyoffer-remote-$(id -u)
-fi
-mkdir -m 700 "$d" 2>/dev/null
-problem=
-if [ -L "$d" ] || [ ! -d "$d" ]; then
-  problem="$d is not a folder of yours on $here; remove it and try again"
-else
-  owner=$(ls -ldn "$d" | awk '{ print $1 " " $3 }')
-  case $owner in
-    "drwx------ $(id -u)" | "drwx------. $(id -u)") ;;
-    *) problem="$d on $here is not yours alone ($owner); remove it and try again" ;;
-  esac
-fi
-missing=
-command -v dtach > /dev/null 2>&1 || missing=dtach
-command -v script > /dev/null 2>&1 || missing="${missing:+$missing and }script"
-paths_of() {
-  sock=$d/$1.sock log=$d/$1.log status=$d/$1.status pidfile=$d/$1.pid
-}
-alive() {
-  # Its ending written: over, though its wrapper may be on its way out.
-  [ ! -e "$status" ] || return 1
-  [ -S "$sock" ] && [ -f "$pidfile" ] && [ ! -L "$pidfile" ] || return 1
-  pid=$(cat "$pidfile")
-  case $pid in '' | *[!0-9]*) return 1 ;; esac
-  kill -0 "$pid" 2>/dev/null
-}
-forget() {
-  rm -f "$sock" "$log" "$log.1" "$log.1.new" "$status" "$pidfile"
-}
-"""
-
-_RUN = r"""
-name=__NAME__
-wrapper=__WRAPPER__
-if [ -n "$problem" ]; then say "$problem"; mark 'end;127;0;cannot_start'; exit 127; fi
-if [ -n "$missing" ]; then
-  say "$missing not found on $here: persistent runs there need dtach and script(1)."
-  say "Install them there: __INSTALL__"
-  mark 'end;127;0;cannot_start'
-  exit 127
-fi
-paths_of "$name"
-replay() {
-  [ -f "$log" ] && [ ! -L "$log" ] || return 0
-  printf '\033[?1049l\033[?1000l\033[?1002l\033[?1003l\033[?1006l\033c'
-  size=$(cat "$log.1" "$log" 2>/dev/null | wc -c)
-  if [ "$size" -gt 262144 ]; then
-    cat "$log.1" "$log" 2>/dev/null | tail -c 262144 | sed 1d
-  else
-    cat "$log.1" "$log" 2>/dev/null
-  fi
-}
-ending() {
-  if [ -f "$status" ] && [ ! -L "$status" ] && read -r code signal reason ended < "$status"; then
-    case $code$signal in *[!0-9]* | '') code=255 signal=0 ;; esac
-    case $reason in exited | signal | not_found | not_executable | cannot_start) ;; *) reason=exited ;; esac
-  else
-    code=255 signal=0 reason=gone
-  fi
-  forget
-  mark "end;$code;$signal;$reason"
-  exit "$code"
-}
-if alive; then
-  [ $# -eq 0 ] ||
-    say "session $name on $here is running already: attached to it; the command given was not run"
-  replay
-  mark attach
-  dtach -a "$sock" -r winch -E -z
-elif [ -f "$status" ] && [ $# -eq 0 ]; then
-  replay
-  ending
-else
-  forget
-  if [ $# -gt 0 ] && ! command -v "$1" > /dev/null 2>&1; then
-    say "$1: not found on $here"
-    mark 'end;127;0;not_found'
-    exit 127
-  fi
-  : > "$log"
-  mark attach
-  TTYOFFER_FOLDER=$d TTYOFFER_NAME=$name TTYOFFER_SHELL=${SHELL:-/bin/sh} SHELL=/bin/sh \
-    dtach -A "$sock" -r winch -E -z script -q -f -e -a -c "$wrapper" "$log"
-fi
-[ -f "$status" ] && ending
-if alive; then mark 'end;129;1;detached'; exit 129; fi
-ending
-"""
-
-# One line per session: NAME TAB CREATED TAB CODE SIGNAL REASON (the last
-# three empty while it runs). Sessions gone with no ending leave no trace.
-_LIST = r"""
-if [ -n "$problem" ]; then printf 'error\t%s\n' "$problem"; exit 0; fi
-seen=' '
-for entry in "$d"/*.sock "$d"/*.status; do
-  [ -e "$entry" ] || continue
-  base=${entry##*/}
-  n=${base%.*}
-  case $n in '' | -* | *- | *[!A-Za-z0-9_-]*) continue ;; esac
-  [ ${#n} -le 40 ] || continue
-  case $seen in *" $n "*) continue ;; esac
-  seen="$seen$n "
-  paths_of "$n"
-  if alive; then
-    created=$(date -r "$sock" +%s 2>/dev/null || echo 0)
-    printf 'session\t%s\t%s\t\t\t\n' "$n" "$created"
-  elif [ -f "$status" ] && read -r code signal reason ended < "$status"; then
-    printf 'session\t%s\t%s\t%s\t%s\t%s\n' "$n" "${ended:-0}" "$code" "$signal" "$reason"
-  elif [ -S "$sock" ] && [ ! -e "$pidfile" ] &&
-    made=$(date -r "$sock" +%s 2>/dev/null) && [ $(($(date +%s) - made)) -lt 30 ]; then
-    : # being made: dtach has bound the socket, its wrapper not yet written its pid
-  else
-    forget
-  fi
-done
-"""
-
-_KILL = r"""
-name=__NAME__
-if [ -n "$problem" ]; then printf 'error\t%s\n' "$problem"; exit 0; fi
-paths_of "$name"
-if alive; then
-  kill -s HUP -- "-$pid" 2>/dev/null
-  kill -s TERM -- "-$pid" 2>/dev/null
-  tries=0
-  while kill -0 "$pid" 2>/dev/null && [ $tries -lt 10 ]; do
-    sleep 0.1 2>/dev/null || sleep 1
-    tries=$((tries + 1))
-  done
-  kill -s KILL -- "-$pid" 2>/dev/null
-  forget
-  printf 'killed\t%s\n' "$name"
-else
-  [ -e "$sock" ] || [ -e "$status" ] || [ -e "$log" ]
-  found=$?
-  forget
-  printf 'none\t%s\t%s\n' "$name" "$found"
-fi
-"""
-
-# run:kill(sig): to the session's process group (script's session: the
-# wrapper, which catches it with a no-op, and the program).
-_SIGNAL = r"""
-name=__NAME__
-paths_of "$name"
-if alive && kill -s __SIGNAL__ -- "-$pid" 2>/dev/null; then printf 'sent\n'; else printf 'none\n'; fi
-"""
-
-_CHECK = r"""
-say "reached $here as $(id -un) (uid $(id -u)), login shell ${SHELL:-unknown}"
-for tool in dtach script; do
-  where=$(command -v "$tool" 2>/dev/null) && say "$tool: $where" || say "$tool: MISSING"
-done
-if [ -n "$problem" ]; then
-  say "session folder: $problem"
-else
-  say "session folder: $d (drwx------, yours)"
-fi
-if [ -n "$missing$problem" ]; then
-  [ -z "$missing" ] || say "install on $here: __INSTALL__"
-  say 'NOT READY for persistent runs'
-  exit 1
-fi
-say 'ready for persistent runs'
-"""
-
-
 def script_for(action: str, name: str, argv: list[str], nonce: str) -> str:
-    """The remote sh program of `action` ("run", "list", "kill", "check")."""
-    body = {"run": _RUN, "list": _LIST, "kill": _KILL, "check": _CHECK, "signal": _SIGNAL}[action]
-    if action == "signal":
-        body = body.replace("__SIGNAL__", argv[0] if argv and argv[0].isalnum() else "TERM")
-        argv = []
-    wrapper = shlex.join(["exec", "/bin/sh", "-c", REMOTE_WRAPPER, "ttyoffer-session", *argv])
-    script = (_PREAMBLE + body).replace("__NONCE__", nonce).replace("__INSTALL__", INSTALL)
-    script = script.replace("__NAME__", shlex.quote(name)).replace("__WRAPPER__", shlex.quote(wrapper))
-    # The program's argv as the script's own arguments ("$@", "$#").
-    return f"set -- {shlex.join(argv)}\n{script}" if argv else f"set --\n{script}"
+    """The remote sh program of `action` (remote_sh.script_for)."""
+    return remote_sh.script_for(action, name, argv, nonce, INSTALL)
 
 
 @dataclass(frozen=True)
@@ -446,20 +210,36 @@ def command(
     ]  # fmt: skip
     interactive = action in ("run", "check")
     mode = ["-tt"] if interactive else ["-T", "-o", "BatchMode=yes"]
+    if action == "run":
+        # Not "Shared connection to … closed." after the program's last
+        # words: ssh's errors and questions still come.
+        mode += ["-o", "LogLevel=ERROR"]
     return Command([*ssh, *options, *mode, "--", dest, line], nonce, dest, safe)
 
 
 # -- what the remote side tells --------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RemoteEnding:
+class EndMarker(NamedTuple):
+    """The far side's end marker, as it said it: its reason is an ending's,
+    or what became of the session (gone, detached, unreachable), which
+    told_ending puts into the Ending told."""
+
     code: int
     signal: int
     reason: str
 
 
-_END_REASONS = ("exited", "signal", "not_found", "not_executable", "cannot_start", "gone", "detached")
+_END_REASONS = (
+    "exited",
+    "signal",
+    "not_found",
+    "not_executable",
+    "cannot_start",
+    "gone",
+    "detached",
+    "unreachable",
+)
 
 
 class Stream:
@@ -474,7 +254,7 @@ class Stream:
         self._start = f"\x1b_ttyoffer-{nonce};".encode()
         self._held = b""
         self.attached = False
-        self.ending: RemoteEnding | None = None
+        self.ending: EndMarker | None = None
 
     def feed(self, data: bytes) -> list[bytes | str]:
         data = self._held + data
@@ -516,8 +296,33 @@ class Stream:
         parts = what.split(";")
         if len(parts) == 4 and parts[0] == "end" and parts[1].isdigit() and parts[2].isdigit():
             reason = parts[3] if parts[3] in _END_REASONS else "exited"
-            self.ending = RemoteEnding(int(parts[1]), int(parts[2]), reason)
+            self.ending = EndMarker(int(parts[1]), int(parts[2]), reason)
 
     def flush(self) -> bytes:
         held, self._held = self._held, b""
         return held
+
+
+def told_ending(stream: Stream, host: str, session: str, code: int | None) -> Ending | None:
+    """A remote run's ending: the remote program's own, as the remote side
+    told it; an ssh that ended without telling one lost its connection (or
+    never had one: ssh said why in the pane; None keeps ssh's own exit)."""
+    if stream.ending is None:
+        if stream.attached:
+            said = f"disconnected from {host}: session {session} goes on there; r re-attaches"
+            return Ending(255, 0, "disconnected", said)
+        if code == 255:
+            return Ending(255, 0, "exited", f"ssh could not reach {host} (its words above)")
+        return None
+    told, signum, reason = stream.ending
+    if reason == "detached":
+        return Ending(told, signum, "closed", f"detached: session {session} goes on on {host}")
+    if reason == "unreachable":
+        said = f"session {session} on {host} runs, but its terminal is gone: "
+        said += f":TtyRun kill {host}:{session} ends it"
+        return Ending(told, signum, "closed", said)
+    if reason == "gone":
+        return Ending(
+            told, signum, "exited", f"session {session} on {host} ended without its program's ending"
+        )
+    return Ending(told, signum, reason, f"on {host}")

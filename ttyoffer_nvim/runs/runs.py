@@ -6,7 +6,7 @@ relays the terminal to the editor's pane (with the offers' flow control) and
 learns the program's own exit through a pidfd, not the terminal's: a
 background process the program left holding the terminal cannot hide it.
 
-How a run ends, as the editor is told (`code`, `signal`, `reason`):
+How a run ends, as the editor is told (an ending.Ending's `reason`):
 
 * ``exited``: the program's exit status;
 * ``signal``: killed by a signal: 128 + its number, and the number;
@@ -30,6 +30,7 @@ import contextlib
 import os
 import shutil
 import signal
+import termios
 import threading
 import time
 from collections.abc import Coroutine
@@ -43,6 +44,7 @@ from ..term.relay import Relay
 from ..term.sequences import SequenceFilter
 from . import remote, sessions
 from . import tmux as tmux_runs
+from .ending import Ending
 from .shellenv import LoginPath, LoginPathCache, login_shell
 
 # Seconds between the hang-up of a closed run's process group and its kill.
@@ -97,11 +99,8 @@ class Run:
     pid: int = 0
     pidfd: int = -1
     reaped: bool = False
-    # Set once the end is known: the code told, the signal, why.
-    code: int | None = None
-    signal: int = 0
-    reason: str = ""
-    message: str = ""
+    # Set once the end is known: what is told.
+    ending: Ending | None = None
     told: bool = False
     closing: bool = False
     forgotten: bool = False
@@ -123,9 +122,15 @@ class Run:
     # The pane's program, watched through a pidfd of its own: tmux does not
     # always see it die (tmux.zombie_ending).
     tmux_pidfd: int = -1
-    tmux_ending: tmux_runs.Ending | None = None
+    tmux_ending: Ending | None = None
     # A run on another machine: the markers of its connection.
     remote: remote.Stream | None = None
+    # Keys were typed into its terminal with echo off in line mode (a
+    # password being asked), and since then neither a line typed with echo
+    # on nor a raw terminal (a session begun): the keys still being typed
+    # when it ends are a secret (the next password, typed ahead of a
+    # question that never comes).
+    typing_secret: bool = False
 
     @property
     def throttled(self) -> bool:
@@ -148,6 +153,18 @@ def run_environment(spec: RunSpec, login_path: str, slave_path: str) -> dict[str
         env["TERM"] = TERM
     env["GPG_TTY"] = slave_path
     return env
+
+
+def line_mode(master: int) -> tuple[bool, bool]:
+    """(echo, canonical) of the terminal: its own mode, read through the
+    master (Linux gives the pair's termios there). A program asking a
+    password turns echo off and keeps lines (getpass, readpassphrase); one
+    reading keys (an editor, ssh's session) turns both off."""
+    try:
+        lflag = termios.tcgetattr(master)[3]
+    except (OSError, termios.error):
+        return True, True
+    return bool(lflag & termios.ECHO), bool(lflag & termios.ICANON)
 
 
 def resolve(program: str, path: str, cwd: str) -> tuple[str | None, str, str]:
@@ -300,7 +317,7 @@ class RunTable:
         if not spec.persist:
             return argv, b""
         persistent = self._persistent(run, argv, env, cwd)
-        if isinstance(persistent, sessions.Ending):
+        if isinstance(persistent, Ending):
             self._ended_before(run, persistent)
             return None
         if isinstance(persistent[1], str):
@@ -333,7 +350,7 @@ class RunTable:
 
     def _persistent(
         self, run: Run, argv: list[str], env: dict[str, str], cwd: str
-    ) -> tuple[list[str], bytes] | tuple[str, str] | sessions.Ending:
+    ) -> tuple[list[str], bytes] | tuple[str, str] | Ending:
         """The argv that attaches to (or creates) the run's dtach session,
         and what to show first; (reason, message) when there can be none;
         the Ending of a session whose program ended while nobody looked,
@@ -386,7 +403,7 @@ class RunTable:
         env.update(extra_env)
         return attach, b""
 
-    def _ended_before(self, run: Run, ending: sessions.Ending) -> None:
+    def _ended_before(self, run: Run, ending: Ending) -> None:
         """The session's program ended while no pane was attached: the run
         is that ending, after what it printed; its files go (it was seen)."""
         assert run.session_paths is not None
@@ -394,15 +411,15 @@ class RunTable:
         sessions.forget(run.session_paths)
         if run.pty is not None:
             run.pty.close()
-        run.code, run.signal, run.reason = ending.code, ending.signal, ending.reason
         note = f"session {run.session} had ended"
-        run.message = f"{ending.message} ({note})" if ending.message else note
+        message = f"{ending.message} ({note})" if ending.message else note
+        run.ending = Ending(ending.code, ending.signal, ending.reason, message)
         self._presenter.run_started(run)
         self._relay(run, tail)
         self._tell_exit(run)
 
     def _not_started(self, run: Run, reason: str, message: str) -> None:
-        run.code, run.reason, run.message = NOT_STARTED_CODE, reason, message
+        run.ending = Ending(NOT_STARTED_CODE, 0, reason, message)
         if run.pty is not None:
             run.pty.close()
         self._tell_exit(run)
@@ -415,7 +432,7 @@ class RunTable:
         run.forgotten = True
         if run.running:
             if not run.told:
-                run.code, run.signal, run.reason = CLOSED_CODE, signal.SIGHUP, "closed"
+                run.ending = Ending(CLOSED_CODE, signal.SIGHUP, "closed")
             run.closing = True
             self._signal_group(run, signal.SIGHUP)
             run.timers.append(self._loop.call_later(KILL_AFTER, self._signal_group, run, signal.SIGKILL))
@@ -463,6 +480,11 @@ class RunTable:
     def write(self, run_id: int, data: bytes) -> None:
         run = self._runs.get(run_id)
         if run is not None and run.relay is not None and run.pty is not None and run.pty.master >= 0:
+            echo, canonical = line_mode(run.pty.master)
+            if canonical and not echo:
+                run.typing_secret = True
+            elif not canonical or b"\r" in data or b"\n" in data:
+                run.typing_secret = False
             run.relay.write(data)
 
     def acknowledge(self, run_id: int, count: int) -> None:
@@ -491,6 +513,8 @@ class RunTable:
             return
         data, eof = run.relay.read_batch()
         run.eof = run.eof or eof
+        if run.typing_secret and data and not line_mode(run.pty.master)[1]:
+            run.typing_secret = False  # raw: a session began (the password was taken)
         if run.remote is not None:
             for part in run.remote.feed(data) + ([run.remote.flush()] if run.eof else []):
                 if isinstance(part, str):
@@ -553,15 +577,10 @@ class RunTable:
             if info is None:  # WNOHANG, and it has not ended
                 return False
         run.reaped = True
-        if run.code is None and run.session_paths is not None:
+        if run.ending is None and run.session_paths is not None:
             self._session_ending(run, run.session_paths)
-        if run.code is None:  # a closed run keeps the code it was closed with
-            if info is None:
-                run.code, run.reason = 255, "exited"
-            elif info.si_code == os.CLD_EXITED:
-                run.code, run.reason = info.si_status, "exited"
-            else:
-                run.code, run.signal, run.reason = 128 + info.si_status, info.si_status, "signal"
+        if run.ending is None:  # a closed run keeps the ending it was closed with
+            run.ending = Ending(255) if info is None else Ending.of_wait(info.si_code, info.si_status)
         return True
 
     def _session_ending(self, run: Run, session: sessions.SessionPaths) -> None:
@@ -571,22 +590,17 @@ class RunTable:
         became of the session."""
         ending = sessions.read_ending(session)
         if ending is not None:
-            run.code, run.signal, run.reason, run.message = (
-                ending.code,
-                ending.signal,
-                ending.reason,
-                ending.message,
-            )
+            run.ending = ending
             # Its program has ended: the session is over (its master may
             # still be on its way out), and this pane saw the end.
             sessions.forget(session)
             return
         if sessions.live(session.socket):
-            run.code, run.signal, run.reason = CLOSED_CODE, signal.SIGHUP, "closed"
-            run.message = f"detached: session {run.session} goes on"
+            run.ending = Ending(
+                CLOSED_CODE, signal.SIGHUP, "closed", f"detached: session {run.session} goes on"
+            )
         else:
-            run.code, run.reason = 255, "exited"
-            run.message = f"session {run.session} ended without its program's ending"
+            run.ending = Ending(255, 0, "exited", f"session {run.session} ended without its program's ending")
             sessions.forget(session)
 
     def _reaped(self, run: Run) -> None:
@@ -608,34 +622,14 @@ class RunTable:
     def _tell_exit(self, run: Run) -> None:
         if run.told:
             return
-        if run.remote is not None and run.reason != "closed":
-            self._remote_ending(run, run.remote)
+        if run.remote is not None and (run.ending is None or run.ending.reason != "closed"):
+            code = None if run.ending is None else run.ending.code
+            told = remote.told_ending(run.remote, run.spec.host, run.session, code)
+            if told is not None:
+                run.ending = told
         run.told = True
         self._presenter.run_exit(run)
         self._finish_if_forgotten(run)
-
-    def _remote_ending(self, run: Run, stream: remote.Stream) -> None:
-        """A remote run's ending: the remote program's own, as the remote
-        side told it; an ssh that ended without telling one lost its
-        connection (or never had one: ssh said why in the pane)."""
-        host = run.spec.host
-        ending = stream.ending
-        if ending is None:
-            if stream.attached:
-                run.code, run.signal, run.reason = 255, 0, "disconnected"
-                run.message = f"disconnected from {host}: session {run.session} goes on there; r re-attaches"
-            elif run.code == 255:
-                run.message = f"ssh could not reach {host} (its words above)"
-            return
-        run.code, run.signal = ending.code, ending.signal
-        if ending.reason == "detached":
-            run.reason, run.message = "closed", f"detached: session {run.session} goes on on {host}"
-        elif ending.reason == "gone":
-            run.reason = "exited"
-            run.message = f"session {run.session} on {host} ended without its program's ending"
-        else:
-            run.reason = ending.reason
-            run.message = f"on {host}"
 
     def _finish_if_forgotten(self, run: Run) -> None:
         if run.forgotten:
@@ -765,18 +759,16 @@ class RunTable:
 
     async def _tmux_ending(self, run: Run) -> None:
         assert run.tmux is not None
-        present, ending = True, run.tmux_ending
+        present, ending, failed = True, run.tmux_ending, ""
         if ending is None:
             try:
                 present, ending = await tmux_runs.pane_ending(run.tmux, run.tmux_pane)
             except tmux_runs.TmuxError as err:
-                present, ending = False, None
-                run.message = str(err)
+                present, ending, failed = False, None, str(err)
         if run.closing:
             pass  # closed meanwhile: 129, as closed
         elif ending is not None:
-            run.code, run.signal, run.reason = ending.code, ending.signal, ending.reason
-            run.message = ending.message
+            run.ending = ending
             screen = await tmux_runs.last_screen(run.tmux, run.tmux_pane)
             # The client's last words first (it leaves the alternate screen,
             # which would take the screen with it): they reach the master a
@@ -790,11 +782,10 @@ class RunTable:
             await tmux_runs.forget_pane(run.tmux, run.tmux_pane)  # told: the pane goes
         elif present:
             # Detached (from tmux, or by another client): the program runs on.
-            run.code, run.signal, run.reason = CLOSED_CODE, 0, "detached"
-            run.message = "detached: the program goes on in tmux"
+            run.ending = Ending(CLOSED_CODE, 0, "detached", "detached: the program goes on in tmux")
         else:
-            run.code, run.signal, run.reason = CLOSED_CODE, signal.SIGHUP, "signal"
-            run.message = run.message or "its tmux session or pane was killed"
+            said = failed or "its tmux session or pane was killed"
+            run.ending = Ending(CLOSED_CODE, signal.SIGHUP, "signal", said)
         self._reaped(run)
 
 

@@ -34,9 +34,9 @@ from pathlib import Path
 
 from ..term import procfs
 from ..term.text import sanitize
+from . import rules
+from .ending import NOT_STARTED, Ending
 
-NAME_LENGTH = 40
-DEFAULT_NAME = "main"
 # Bytes of the recording replayed on attach.
 REPLAY_BYTES = 256 * 1024
 # The recording's bound, kept while it is written (sessionwrap.Ring: two
@@ -61,17 +61,18 @@ SOCKET_PATH_MAX = 108
 # it): a FIFO younger than this with no socket beside it may be a session
 # being made, by this editor or another, and a list leaves it alone.
 MAKING_SECONDS = 30.0
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_UNSAFE = re.compile(f"[^{rules.NAME_CHARACTERS}]")
 _TITLE = re.compile(rb"\x1b\][02];([^\x07\x1b]*)(?:\x07|\x1b\\)")
 
 
 def sanitize_name(name: object) -> str:
-    """The one way a session name reaches a path or an argument: characters
-    other than [A-Za-z0-9_-] become '-', dashes at either end go, at most 40
-    characters are kept, and nothing left means "main"."""
+    """The one way a session name reaches a path or an argument, by the rule
+    of rules.py: characters other than NAME_CHARACTERS become '-', dashes at
+    either end go, at most NAME_LENGTH are kept, and nothing left means
+    DEFAULT_NAME."""
     text = name if isinstance(name, str) else ""
-    cleaned = _UNSAFE.sub("-", text).strip("-")[:NAME_LENGTH].strip("-")
-    return cleaned or DEFAULT_NAME
+    cleaned = _UNSAFE.sub("-", text).strip("-")[: rules.NAME_LENGTH].strip("-")
+    return cleaned or rules.DEFAULT_NAME
 
 
 def refusal(name: object) -> str | None:
@@ -81,10 +82,8 @@ def refusal(name: object) -> str | None:
     if isinstance(name, str) and name and sanitize_name(name) == name:
         return None
     shown = json.dumps(name, ensure_ascii=False) if isinstance(name, str) else "that"
-    return (
-        f"{shown} is not a session name: letters, digits, _ and - (not at either end), "
-        f'at most {NAME_LENGTH}; say "{sanitize_name(name)}" if you mean that one'
-    )
+    suggested = json.dumps(sanitize_name(name))
+    return rules.fill(rules.NAME_REFUSAL, shown=shown, rule=rules.NAME_RULE, suggested=suggested)
 
 
 class SessionFolderError(Exception):
@@ -112,7 +111,7 @@ def session_folder(runtime_dir: str | None) -> Path:
             "yours; remove it and try again"
         )
     # A socket's path must fit sockaddr_un (108 bytes, its NUL included).
-    longest = len(os.fsencode(folder)) + 1 + NAME_LENGTH + len(".sock")
+    longest = len(os.fsencode(folder)) + 1 + rules.NAME_LENGTH + len(".sock")
     if longest >= SOCKET_PATH_MAX:
         raise SessionFolderError(
             f"{folder} is too long a path for a session's socket; set XDG_RUNTIME_DIR to a shorter folder"
@@ -206,27 +205,7 @@ def _open_ours(path: Path) -> int | None:
     return fd
 
 
-@dataclass(frozen=True)
-class Ending:
-    """How a session's program ended, as sessionwrap.py wrote it."""
-
-    code: int
-    signal: int
-    reason: str
-    message: str
-    ended: float
-
-    def describe(self) -> str:
-        if self.reason == "signal":
-            with contextlib.suppress(ValueError):
-                return f"killed by {signal.Signals(self.signal).name}"
-            return f"killed by signal {self.signal}"
-        if self.reason in ("not_found", "not_executable", "cannot_start"):
-            return self.reason.replace("_", " ")
-        return f"exited {self.code}"
-
-
-_REASONS = ("exited", "signal", "not_found", "not_executable", "cannot_start")
+_REASONS = ("exited", "signal", *NOT_STARTED)
 
 
 def read_ending(session: SessionPaths) -> Ending | None:
@@ -486,19 +465,20 @@ class Session:
     command: str
     title: str
     pid: int
-    # How its program ended ("exited 3"), for a session that has; "" while
-    # it runs.
-    ended: str = ""
+    # How its program ended, for a session that has; None while it runs.
+    ended: Ending | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        entry: dict[str, object] = {
             "name": self.name,
             "created": int(self.created),
             "command": self.command,
             "title": self.title,
             "pid": self.pid,
-            "ended": self.ended,
         }
+        if self.ended is not None:  # as a tmux or remote list's: the one wire shape
+            entry["ended"] = self.ended.as_dict()
+        return entry
 
 
 # What a session is made of in the folder, and the status file being
@@ -570,7 +550,7 @@ def list_sessions(folder: Path) -> list[Session]:
                 continue  # its FIFO made, its dtach not started yet
             forget(session, keep_ending=ending is not None)
             if ending is not None:
-                found.append(Session(name, ending.ended, "", "", 0, ending.describe()))
+                found.append(Session(name, ending.ended, "", "", 0, ending))
             continue
         try:
             created = session.socket.stat().st_mtime

@@ -39,18 +39,19 @@ import contextlib
 import os
 import re
 import signal
-import tempfile
 from dataclasses import dataclass
 
 from ..term.jobsignals import as_for_a_job
 from ..term.text import sanitize
+from . import offloop
+from .ending import Ending
 from .sessions import sanitize_name
 
 PREFIX = "ttyoffer-"
-# Seconds one tmux command may take; a list (which the editor waits for)
-# less.
+# Seconds one tmux command may take; a list (which the editor waits for,
+# 0.5 s at most: a stopped server never holds it longer) less.
 TIMEOUT = 3.0
-LIST_TIMEOUT = 1.0
+LIST_TIMEOUT = 0.4
 TITLE_LENGTH = 120
 # Lines of a program's last screen (and history) shown once it has ended.
 LAST_LINES = 200
@@ -116,16 +117,6 @@ def pane_id(text: str) -> str:
     if not _PANE_ID.fullmatch(text):
         raise TmuxError(f"tmux gave no pane id ({sanitize(text, 40)!r})")
     return text
-
-
-@dataclass(frozen=True)
-class Ending:
-    """How a pane's program ended, as runs tell it."""
-
-    code: int
-    signal: int
-    reason: str
-    message: str = ""
 
 
 def ending_of(dead: str, status: str, signum: str) -> Ending | None:
@@ -261,22 +252,8 @@ class TmuxSession:
             "title": self.title,
         }
         if self.ending is not None:
-            entry["ended"] = ending_dict(self.ending)
+            entry["ended"] = self.ending.as_dict()
         return entry
-
-
-def ending_dict(ending: Ending) -> dict[str, object]:
-    name = ""
-    if ending.signal:
-        with contextlib.suppress(ValueError):
-            name = signal.Signals(ending.signal).name
-    return {
-        "code": ending.code,
-        "signal": ending.signal,
-        "signal_name": name,
-        "reason": ending.reason,
-        "message": ending.message,
-    }
 
 
 def parse_pane_lines(output: str) -> list[TmuxPane]:
@@ -348,42 +325,19 @@ class Result:
 async def call(
     argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None, timeout: float = TIMEOUT
 ) -> Result:
-    """Run one tmux command off the loop; TmuxError when it cannot be run
-    at all or does not end within `timeout` seconds (a stopped server).
-
-    Its output goes to files, not pipes: a tmux client hands its stdout
-    and stderr to the server, so a stopped server keeps a pipe open after
-    the client is gone and its end of file never comes (measured)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as errors:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=out,
-                stderr=errors,
-                env=env,
-                cwd=cwd,
-                start_new_session=True,
-                # The client that starts a server is forked into it: the
-                # server and every pane's shell start with the signals a
-                # job would, not the host's (SIGTERM blocked, which made
-                # the server deaf to kill-server).
-                preexec_fn=as_for_a_job,
-            )
-        except OSError as err:
-            raise TmuxError(f"{argv[0]}: {err.strerror or err}") from None
-        try:
-            returncode = await asyncio.wait_for(proc.wait(), timeout)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
-            raise TmuxError(f"tmux did not answer within {timeout:g} s (is its server stopped?)") from None
-        out.seek(0)
-        errors.seek(0)
-        return Result(
-            returncode, out.read().decode("utf-8", "replace"), errors.read().decode("utf-8", "replace")
-        )
+    """Run one tmux command off the loop (offloop.call: output to files, as
+    a stopped server holds a pipe open); TmuxError when it cannot be run at
+    all or does not end within `timeout` seconds (a stopped server)."""
+    try:
+        # The client that starts a server is forked into it: the server and
+        # every pane's shell start with the signals a job would, not the
+        # host's (SIGTERM blocked, which made the server deaf to kill-server).
+        done = await offloop.call(argv, timeout, env, cwd, preexec_fn=as_for_a_job)
+    except OSError as err:
+        raise TmuxError(f"{argv[0]}: {err.strerror or err}") from None
+    if done is None:
+        raise TmuxError(f"tmux did not answer within {timeout:g} s (is its server stopped?)")
+    return Result(*done)
 
 
 def said(result: Result) -> str:

@@ -19,6 +19,7 @@ import errno
 import os
 import select
 import signal
+from collections.abc import Callable
 
 from . import procfs
 from .ptys import DRAIN_READS, READ_SIZE
@@ -59,25 +60,37 @@ def holders(slave_path: str, outside_session: int | None = None) -> list[int]:
     device is compared too: in a container, another /dev/pts/N is another
     terminal.
     """
+    skip = None if outside_session is None else (lambda pid: _session(pid) == outside_session)
+    return holders_of([slave_path], skip).get(slave_path, [])
+
+
+def holders_of(slave_paths: list[str], skip: Callable[[int], bool] | None = None) -> dict[str, list[int]]:
+    """For each slave path, the processes (other than this one, and those
+    `skip` says) with a descriptor on it: one walk of /proc for them all."""
     me = os.getpid()
-    ours = os.stat(slave_path)
-    found = []
+    ours = {}
+    for path in slave_paths:
+        with contextlib.suppress(OSError):
+            ours[path] = os.stat(path)
+    found: dict[str, list[int]] = {path: [] for path in ours}
+    if not ours:
+        return found
     for pid in procfs.pids():
-        if pid == me:
-            continue
-        if outside_session is not None and _session(pid) == outside_session:
+        if pid == me or (skip is not None and skip(pid)):
             continue
         fd_dir = f"/proc/{pid}/fd"
         try:
             fds = os.listdir(fd_dir)
         except OSError:  # gone, or not ours to look at
             continue
+        held = set()
         for fd in fds:
             link = f"{fd_dir}/{fd}"
             with contextlib.suppress(OSError):
-                if os.readlink(link) == slave_path and _same_file(os.stat(link), ours):
-                    found.append(pid)
-                    break
+                target = os.readlink(link)
+                if target in ours and target not in held and _same_file(os.stat(link), ours[target]):
+                    held.add(target)
+                    found[target].append(pid)
     return found
 
 

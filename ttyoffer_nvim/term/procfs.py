@@ -80,6 +80,24 @@ def process_gone(pid: int) -> bool:
     return info is not None and info.state == "Z"
 
 
+def start_time(pid: int) -> int:
+    """When the process started, in clock ticks since boot (field 22 of
+    /proc/PID/stat); -1 if it is gone or not ours to read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b") ", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def executable(pid: int) -> str:
+    """The program the process runs: its executable's path, else its name."""
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return process_name(pid)
+
+
 def process_name(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/comm") as comm:

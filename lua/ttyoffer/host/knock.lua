@@ -62,11 +62,11 @@ end
 --- Listen for the running host's knocks, if not already (not from a fast
 --- callback: Neovim's temporary folder is asked through vim.fn).
 function M.ensure()
-  if vim.in_fast_event() or not host.chan or host.chan == listening_for then
+  if vim.in_fast_event() or not host.get_channel() or host.get_channel() == listening_for then
     return
   end
   reset()
-  listening_for = host.chan
+  listening_for = host.get_channel()
   local socket_path = vim.fn.tempname()
   local pipe = vim.uv.new_pipe(false)
   if not pipe then

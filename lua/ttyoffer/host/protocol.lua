@@ -26,6 +26,9 @@ M.events = {
   -- The command asked (the question on its screen, may be '') while the
   -- editor served nothing, and was hung up.
   unserved = { 'offer_id', 'question' },
+  -- The command asked (the question on its screen, may be '') what the user
+  -- declined for this burst (`dismiss_all`), and was hung up with no window.
+  declined = { 'offer_id', 'question' },
   -- A run's program started, with this pid; session: a persistent run's
   -- session name (after the sanitiser), '' for others.
   run_started = { 'run_id', 'pid', 'session' },
@@ -36,6 +39,9 @@ M.events = {
   run_exit = { 'run_id', 'result' },
   -- The answer to an `ask`: the request's value, or why there is none.
   answer = { 'token', 'result', 'error' },
+  -- A remote list or kill answered after its request stopped waiting: what it
+  -- would have given.
+  remote_answer = { 'dest', 'action', 'name', 'answer' },
 }
 
 --- Editor -> host: RPC methods ('ttyoffer_' .. name), their arguments, and
@@ -46,6 +52,9 @@ M.methods = {
   refill = { kind = 'notify', args = { 'count', 'rows', 'cols' } },
   bind = { kind = 'notify', args = { 'offer_id', 'pid' } },
   dismiss = { kind = 'notify', args = { 'offer_id' } },
+  -- The user declined these at once: each is hung up, and the same questions
+  -- are declined with no window while the burst lasts.
+  dismiss_all = { kind = 'notify', args = { 'offer_ids' } },
   -- Spare ptys the editor no longer wants (its stock shrinks after a burst).
   retire = { kind = 'notify', args = { 'offer_ids' } },
   attach = { kind = 'notify', args = { 'offer_id', 'rows', 'cols' } },
@@ -89,10 +98,21 @@ M.methods = {
   tmux_list = { kind = 'request', args = { 'server' } },
   -- End one of our tmux sessions: {ended} or {error}.
   tmux_kill = { kind = 'request', args = { 'session', 'server' } },
-  -- The local argv that does `action` (list, kill, check, signal: with
-  -- signum) on an ssh destination: {argv}, or {error}. Built by the host, run
-  -- by the editor.
+  -- The local argv of `:TtyRun check` on an ssh destination (run in a pane:
+  -- ssh may ask): {argv}, or {error}.
   remote_command = { kind = 'request', args = { 'dest', 'action', 'name', 'ssh', 'signum' } },
+  -- The sessions on an ssh destination, asked of it over the shared
+  -- connection, waited for `wait_ms` at most: {sessions}, else what is known
+  -- with {stale = true, known_at} (the answer comes later as
+  -- `remote_answer`), or {error}.
+  remote_sessions = { kind = 'request', args = { 'dest', 'ssh', 'wait_ms' } },
+  -- End session `name` on an ssh destination, waited for `wait_ms` at most:
+  -- {name, ended}, {pending = true} (the answer comes later as
+  -- `remote_answer`), or {error}.
+  remote_kill = { kind = 'request', args = { 'dest', 'name', 'ssh', 'wait_ms' } },
+  -- run:kill(signal) of a remote run: to the session's program on that
+  -- machine, never waited for.
+  remote_signal = { kind = 'notify', args = { 'dest', 'name', 'ssh', 'signum' } },
   -- A request the editor waits for with a bound of its own (host.request):
   -- the answer comes as the `answer` event with the same token.
   ask = { kind = 'notify', args = { 'token', 'name', 'args' } },

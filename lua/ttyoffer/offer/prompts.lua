@@ -2,7 +2,7 @@
 -- each opens, takes focus, shows its end and goes.
 --
 -- The main module of the part offer/ (prompts, window, focus, typing,
--- hitenter, waiting, records, unserved): what the user sees and types when a
+-- hitenter, waiting, held, records, unserved): what the user sees and types when a
 -- command asks. It requires only offer/, host/, shared/ and config; nothing
 -- here requires back up the chain of parts (shared/ and config < host/ <
 -- offer/ < routes/ < runs/ < the entry points; scripts/require_graph.py).
@@ -65,9 +65,21 @@ local function title_text(prompt)
   return text
 end
 
+--- What the border's foot says: how many wait behind the window, and the
+--- key that declines them all with it.
+local function footer_text()
+  if #queue == 0 then
+    return ''
+  end
+  local key = config.current.keys.dismiss_all
+  local text = string.format('%d more waiting', #queue)
+  return key and string.format('%s · %s declines all', text, key) or text
+end
+
 local function refresh_title()
   if current and current.window then
     window.set_title(current.window, title_text(current))
+    window.set_footer(current.window, footer_text())
   end
 end
 
@@ -121,7 +133,7 @@ end
 
 --- Take the window down. A decline hangs the command's terminal up.
 --- @param prompt ttyoffer.Prompt
---- @param reason 'dismissed'|'exited'|'host exited'|'hung up'
+--- @param reason 'dismissed'|'exited'|'host exited'|'hung up'|'declined'
 --- @param by_key boolean? declined with the dismiss key in the window
 local function close(prompt, reason, by_key)
   if prompt.closing then
@@ -159,12 +171,16 @@ local function open(prompt)
   local id = prompt.id
   local opened, height, width = window.open({
     title = title_text(prompt),
+    footer = footer_text(),
     first = prompt.first,
     on_input = function(data)
       host.notify('input', id, data)
     end,
     on_dismiss = function(by_key)
       close(prompt, 'dismissed', by_key)
+    end,
+    on_dismiss_all = function()
+      M.dismiss_all(true)
     end,
     -- Closed under the user's fingers: their next keys are dropped from
     -- now, not from when the decline is served (the editor may be held
@@ -272,15 +288,16 @@ end
 --- The command was hung up before its prompt could be shown: it is taken
 --- down without a trace of a window.
 --- @param id integer
-function M.hung_up(id)
+--- @param reason string? 'hung up' unless said
+function M.hung_up(id, reason)
   local prompt, index = find(id)
   if not prompt then
     return
   end
   if index then
-    return unqueue(prompt, index, 'hung up')
+    return unqueue(prompt, index, reason or 'hung up')
   end
-  close(prompt, 'hung up')
+  close(prompt, reason or 'hung up')
 end
 
 --- The question on the command's screen changed.
@@ -341,6 +358,67 @@ function M.dismiss(id)
   end
   close(prompt, 'dismissed')
   return true
+end
+
+-- The user's own ways to be asked once for many commands, named when a
+-- storm of questions is declined: nothing here keeps a secret to answer the
+-- next one.
+local ASKED_ONCE = "to be asked once: ssh-add (ssh-agent), gpg-agent's cache (default-cache-ttl)"
+
+--- Decline the prompt on screen and every one waiting behind it; the host
+--- declines the same questions, with no window, while the burst lasts
+--- (ttyoffer_nvim/offer/burst.py). One message says what was declined.
+--- @param by_key boolean? from the window's key (the user stopped typing for it)
+--- @return integer how many were declined
+function M.dismiss_all(by_key)
+  local all = vim.list_extend(current and not current.closing and { current } or {}, queue)
+  if #all == 0 then
+    return 0
+  end
+  -- First, while their programs still hold the terminals: the host reads
+  -- who asks from them.
+  host.notify(
+    'dismiss_all',
+    vim.tbl_map(function(prompt)
+      return prompt.id
+    end, all)
+  )
+  local what, seen = {}, {}
+  for _, prompt in ipairs(all) do
+    local name = command_title(prompt.id)
+    if prompt.question ~= '' then
+      name = name .. ' "' .. title.sanitize(prompt.question, PROMPT_LIMIT) .. '"'
+    end
+    if not seen[name] then
+      seen[name] = true
+      table.insert(what, name)
+    end
+  end
+  local function tell()
+    notify.notice(
+      string.format(
+        'declined %d question%s, and the same again in this burst: %s',
+        #all,
+        #all == 1 and '' or 's',
+        table.concat(what, ', ')
+      ),
+      nil,
+      ASKED_ONCE
+    )
+  end
+  for i = #queue, 1, -1 do
+    unqueue(queue[i], i, 'dismissed')
+  end
+  if current and not current.closing then
+    -- Told once the window is gone and the mode is back: leaving Terminal
+    -- mode would wipe a message given before.
+    current.after_close = current.after_close or {}
+    table.insert(current.after_close, tell)
+    close(current, 'dismissed', by_key)
+  else
+    tell()
+  end
+  return #all
 end
 
 --- The editor was resized: re-center the window, tell the ptys their size.

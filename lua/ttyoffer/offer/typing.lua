@@ -7,6 +7,11 @@ local config = require('ttyoffer.config')
 local last_key = 0 -- vim.uv.now() of the last key the user pressed
 local watching = false
 local dropping = false -- keys are dropped until the user pauses
+-- Keys are dropped to the end of the line (Enter), then until a pause: a
+-- secret was being typed (a run pane's terminal had echo off).
+local secret_line = false
+-- A pause this long ends a secret line without its Enter (ms).
+local SECRET_PAUSE_MS = 3000
 -- A vim.on_key() callback can drop a key (by returning '') from 0.11 on.
 local CAN_DROP = vim.fn.has('nvim-0.11') == 1
 
@@ -17,10 +22,19 @@ function M.watch()
     return
   end
   watching = true
-  vim.on_key(function()
+  vim.on_key(function(key, typed)
     local now = vim.uv.now()
-    local paused = now - last_key >= config.current.float.typing_pause
+    local since = now - last_key
+    local paused = since >= config.current.float.typing_pause
     last_key = now
+    if secret_line and since < SECRET_PAUSE_MS then
+      local pressed = typed ~= nil and typed ~= '' and typed or key
+      if pressed == '\r' or pressed == '\n' or pressed == '\27' then
+        secret_line = false -- the line's end: dropped too, then until a pause
+      end
+      return CAN_DROP and '' or nil
+    end
+    secret_line = false
     if dropping then
       if not paused then
         return ''
@@ -78,9 +92,26 @@ function M.drop_until_pause()
   end
 end
 
+--- The same for a run's pane whose program ended (nothing else takes
+--- focus): the pause is the user's own, measured between their keys only
+--- (a loaded machine's slow ticks do not keep it going).
+--- @param secret boolean? what is being typed is a secret (the last line
+---   went to a terminal with echo off): dropped to the end of its line
+---   even across a pause (up to SECRET_PAUSE_MS).
+function M.drop_typed_ahead(secret)
+  if not (CAN_DROP and watching) then
+    return
+  end
+  if M.until_pause() > 0 or vim.fn.getchar(1) ~= 0 then
+    dropping = true
+    secret_line = secret == true
+  end
+end
+
 --- @return boolean whether typed keys are being dropped
 function M.dropping()
-  return dropping and M.until_pause() > 0
+  local secret = secret_line and vim.uv.now() - last_key < SECRET_PAUSE_MS
+  return secret or (dropping and M.until_pause() > 0)
 end
 
 --- Milliseconds until the user will have paused typing long enough.

@@ -61,15 +61,18 @@ local function terminal_bytes(key)
   return key
 end
 
---- Give what the user typed to the prompt on screen; the dismiss key
---- declines it, as in its window.
+--- Give what the user typed to the prompt on screen; the dismiss keys
+--- decline it (and those waiting), as in its window.
 local function pass_typed_keys()
-  local dismiss = config.current.keys.dismiss
-  local dismiss_key = dismiss and vim.keycode(dismiss)
+  local keys = config.current.keys
+  local dismiss_key = keys.dismiss and vim.keycode(keys.dismiss)
+  local dismiss_all_key = keys.dismiss_all and vim.keycode(keys.dismiss_all)
   while vim.fn.getchar(1) ~= 0 do
     local key = vim.fn.getcharstr()
     if key == dismiss_key then
       prompts.dismiss()
+    elseif key == dismiss_all_key then
+      prompts.dismiss_all(true)
     else
       local bytes = terminal_bytes(key)
       if bytes then
@@ -172,6 +175,26 @@ function M.answerable_wait(obj)
     end, nil, true)
     return state.result
   end
+end
+
+--- Whether what runs now (a host's notification, a request) is served
+--- from inside a vim.wait() (its events are served on the same Lua stack)
+--- of someone else's: a plugin's (mini.git's, mini.deps', plenary.job's
+--- sync()). Ours (answerable_wait) passes the keys to the prompt; others
+--- pass none, so a window opened there could never be answered.
+--- @return boolean
+function M.inside_a_plugins_wait()
+  for level = 2, 200 do
+    local info = debug.getinfo(level, 'f')
+    if not info then
+      return false
+    end
+    if info.func == vim.wait then
+      local caller = debug.getinfo(level + 1, 'S')
+      return not (caller and caller.source:find('ttyoffer/offer/waiting.lua', 1, true))
+    end
+  end
+  return false
 end
 
 return M

@@ -50,11 +50,17 @@ local function title_config(text)
   return { { ' ' .. text .. ' ', 'TtyOfferTitle' } }
 end
 
+local function footer_config(text)
+  return text ~= '' and { { ' ' .. text .. ' ', 'TtyOfferBorder' } } or ''
+end
+
 --- Open the window, focused, in Terminal mode, showing `first`.
 --- `on_gone` runs the moment the window is closed by anyone (a plugin closing
---- windows, the user), before `on_dismiss`, which is scheduled.
---- @param opts {title: string, first: string, on_input: fun(data: string),
----   on_dismiss: fun(by_key: boolean), on_gone: fun()?}
+--- windows, the user), before `on_dismiss`, which is scheduled;
+--- `on_dismiss_all`, scheduled too, when the user declines it with the key
+--- that declines the prompts waiting behind it as well.
+--- @param opts {title: string, footer: string, first: string, on_input: fun(data: string),
+---   on_dismiss: fun(by_key: boolean), on_dismiss_all: fun(), on_gone: fun()?}
 --- @return ttyoffer.Window, integer height, integer width
 function M.open(opts)
   highlights.define()
@@ -67,6 +73,9 @@ function M.open(opts)
   win_config.title_pos = 'center'
   local win = api.nvim_open_win(buf, true, win_config)
   api.nvim_set_option_value('winhighlight', WINHIGHLIGHT, { win = win })
+  if opts.footer ~= '' then
+    M.set_footer({ win = win }, opts.footer)
+  end
   -- The window exists first, so the terminal starts at its final size.
   local chan = term_channel.open(buf, opts.on_input)
   term_channel.send(chan, opts.first)
@@ -90,6 +99,13 @@ function M.open(opts)
       by_key = true
       dismiss()
     end, { buffer = buf, desc = 'Decline this ttyoffer prompt' })
+  end
+  local all_key = config.current.keys.dismiss_all
+  if all_key then
+    vim.keymap.set('t', all_key, function()
+      by_key = true
+      vim.schedule(opts.on_dismiss_all)
+    end, { buffer = buf, desc = 'Decline this ttyoffer prompt and those waiting behind it' })
   end
   api.nvim_create_autocmd('WinClosed', {
     pattern = tostring(win),
@@ -160,6 +176,15 @@ end
 function M.set_title(window, text)
   if api.nvim_win_is_valid(window.win) then
     api.nvim_win_set_config(window.win, { title = title_config(text), title_pos = 'center' })
+  end
+end
+
+--- @param window ttyoffer.Window
+--- @param text string already sanitized; '' for none
+function M.set_footer(window, text)
+  if api.nvim_win_is_valid(window.win) then
+    -- A border of "none" has no room for a footer (Neovim refuses one).
+    pcall(api.nvim_win_set_config, window.win, { footer = footer_config(text), footer_pos = 'center' })
   end
 end
 

@@ -6,7 +6,6 @@ local config = require('ttyoffer.config')
 local expand = require('ttyoffer.routes.expand')
 local host = require('ttyoffer.host')
 local notify = require('ttyoffer.shared.notify')
-local originals = require('ttyoffer.shared.originals')
 local prompts = require('ttyoffer.offer.prompts')
 local spawners = require('ttyoffer.routes.spawners')
 
@@ -102,12 +101,10 @@ function M.with_previous(cmd)
   )
 end
 
---- v:shell_error, which only the editor's own shell calls set: one that
---- exits with `code` sets it.
+--- v:shell_error, which only the editor's own shell calls set.
 --- @param code integer
 local function set_shell_error(code)
-  code = math.max(0, math.min(code, 255))
-  originals.fn_system({ '/bin/sh', '-c', 'exit "$1"', 'sh', tostring(code) })
+  require('ttyoffer.routes.synchronous').set_shell_error(math.max(0, math.min(code, 255)))
 end
 
 --- Start `cmd` (expanded already) and report it when it ends.
@@ -147,7 +144,7 @@ end
 --- is better off waiting for it a moment: the first moments after startup,
 --- or `nvim +'Bang …'`, which runs before the host is started at all.
 local function host_on_its_way()
-  return config.current.enabled and (host.state == 'starting' or host.state == 'stopped')
+  return config.current.enabled and (host.get_state() == 'starting' or host.get_state() == 'stopped')
 end
 
 --- Run `args` like :!{args}, without blocking the editor.
@@ -170,7 +167,7 @@ function M.run(args, opts)
   end
   previous = cmd
   if host_on_its_way() then
-    if host.state == 'stopped' then
+    if host.get_state() == 'stopped' then
       host.start()
       host.refill()
     end
@@ -179,7 +176,7 @@ function M.run(args, opts)
         notify.notice(
           string.format('the host was not ready: ran without a prompt window: %s', cmd),
           vim.log.levels.WARN,
-          host.error or 'see :checkhealth ttyoffer'
+          host.get_error() or 'see :checkhealth ttyoffer'
         )
       end
       start(cmd)

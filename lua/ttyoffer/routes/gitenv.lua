@@ -1,10 +1,11 @@
--- git's gpg.program for every git the editor starts, whatever starts it
--- (vim-fugitive, a terminal, Vimscript system(), an offer): our
--- libexec/ttyoffer-gpg, handed to git through the editor's environment
--- (GIT_CONFIG_COUNT/KEY_n/VALUE_n, appended after the user's own entries),
--- which runs the user's own gpg.program and only chooses where it asks for
--- the passphrase. No file of the user's is written; off puts the environment
--- back as it was.
+-- git's gpg.program and core.sshCommand for every git the editor starts,
+-- whatever starts it (vim-fugitive, a terminal, Vimscript system(), an
+-- offer): our libexec/ttyoffer-gpg and libexec/ttyoffer-ssh, handed to git
+-- through the editor's environment (GIT_CONFIG_COUNT/KEY_n/VALUE_n,
+-- appended after the user's own entries), which run the user's own gpg and
+-- ssh and only choose where they ask. A GIT_SSH_COMMAND still wins, as git
+-- wants. No file of the user's is written; off puts the environment back as
+-- it was.
 --
 -- The editor's own GPG_TTY goes from its environment meanwhile: exported by
 -- the shell that started the editor, it names the editor's screen, and
@@ -14,9 +15,29 @@
 local M = {}
 
 local WRAPPER = require('ttyoffer.host.install').root .. '/libexec/ttyoffer-gpg'
+local SSH_WRAPPER = require('ttyoffer.host.install').root .. '/libexec/ttyoffer-ssh'
 
---- What was there before ours, to put back: nil when ours is not set.
---- @type {index: integer, count: string?, key: string?, value: string?, gpg_tty: string?,
+--- core.sshCommand is shell text for git: the path in single quotes when
+--- it holds anything but plain characters.
+--- @param path string
+--- @return string
+local function as_shell_word(path)
+  if path:find('^[%w/._+,:@-]+$') then
+    return path
+  end
+  return "'" .. path:gsub("'", [['\'']]) .. "'"
+end
+
+-- Our entries, in order, from the first free index on.
+local ENTRIES = {
+  { 'gpg.program', WRAPPER },
+  { 'core.sshCommand', as_shell_word(SSH_WRAPPER) },
+}
+
+--- What was there before ours, to put back: nil when ours are not set.
+--- `entries` holds the KEY_n and VALUE_n variables ours took, as they were
+--- (false: unset).
+--- @type {index: integer, count: string?, entries: table<string, string|false>, gpg_tty: string?,
 ---   ours: table<string, string?>}?
 local saved = nil
 
@@ -67,7 +88,31 @@ end
 
 -- Names of ours in the environment, each put back as it was on off (an
 -- editor started inside another's terminal inherits the other's).
-local OURS = { 'TTYOFFER_EDITOR_TTY', 'TTYOFFER_NVIM', 'TTYOFFER_NVIM_SERVER' }
+local OURS = { 'TTYOFFER_EDITOR_TTY', 'TTYOFFER_NVIM', 'TTYOFFER_NVIM_SERVER', 'TTYOFFER_GIT_CONFIG_INDEX' }
+
+--- The KEY_n/VALUE_n variables ours take from `index` on.
+--- @param index integer
+--- @return string[]
+local function entry_names(index)
+  local names = {}
+  for offset = 0, #ENTRIES - 1 do
+    names[#names + 1] = 'GIT_CONFIG_KEY_' .. (index + offset)
+    names[#names + 1] = 'GIT_CONFIG_VALUE_' .. (index + offset)
+  end
+  return names
+end
+
+--- Puts back the entries ours took, when GIT_CONFIG_COUNT is still ours
+--- (someone may have added after us).
+--- @param env table<string, string?> vim.env or a copy of the environment
+local function put_back(env)
+  if env.GIT_CONFIG_COUNT == tostring(saved.index + #ENTRIES) then
+    env.GIT_CONFIG_COUNT = saved.count
+    for name, value in pairs(saved.entries) do
+      env[name] = value or nil
+    end
+  end
+end
 
 --- @param on boolean
 function M.set(on)
@@ -83,15 +128,21 @@ function M.set(on)
       return
     end
     M.problem = nil
-    local key, value = 'GIT_CONFIG_KEY_' .. index, 'GIT_CONFIG_VALUE_' .. index
-    saved = { index = index, count = count, key = vim.env[key], value = vim.env[value], gpg_tty = vim.env.GPG_TTY }
-    saved.ours = {}
+    saved = { index = index, count = count, entries = {}, gpg_tty = vim.env.GPG_TTY, ours = {} }
+    for _, name in ipairs(entry_names(index)) do
+      saved.entries[name] = vim.env[name] or false
+    end
     for _, name in ipairs(OURS) do
       saved.ours[name] = vim.env[name]
     end
-    vim.env[key] = 'gpg.program'
-    vim.env[value] = WRAPPER
-    vim.env.GIT_CONFIG_COUNT = tostring(index + 1)
+    for offset, entry in ipairs(ENTRIES) do
+      vim.env['GIT_CONFIG_KEY_' .. (index + offset - 1)] = entry[1]
+      vim.env['GIT_CONFIG_VALUE_' .. (index + offset - 1)] = entry[2]
+    end
+    vim.env.GIT_CONFIG_COUNT = tostring(index + #ENTRIES)
+    -- For ttyoffer-ssh: git clears GIT_CONFIG_COUNT from ssh's environment,
+    -- so it reads the user's own entries (those before ours) with this.
+    vim.env.TTYOFFER_GIT_CONFIG_INDEX = tostring(index)
     -- For the wrapper: the name that points at the editor's own terminal
     -- (the shell that started it exported it), and how to ask this editor
     -- for a terminal, even from a process started without $NVIM (a plain
@@ -102,11 +153,7 @@ function M.set(on)
     vim.env.GPG_TTY = nil
   elseif not on and saved then
     -- Put back only what is still ours: someone may have added after us.
-    if vim.env.GIT_CONFIG_COUNT == tostring(saved.index + 1) then
-      vim.env.GIT_CONFIG_COUNT = saved.count
-      vim.env['GIT_CONFIG_KEY_' .. saved.index] = saved.key
-      vim.env['GIT_CONFIG_VALUE_' .. saved.index] = saved.value
-    end
+    put_back(vim.env)
     for _, name in ipairs(OURS) do
       vim.env[name] = saved.ours[name]
     end
@@ -130,10 +177,8 @@ local NEOVIM_OWN =
 --- @return table<string, string>
 function M.user_environment()
   local env = vim.fn.environ()
-  if saved and env.GIT_CONFIG_COUNT == tostring(saved.index + 1) then
-    env.GIT_CONFIG_COUNT = saved.count
-    env['GIT_CONFIG_KEY_' .. saved.index] = saved.key
-    env['GIT_CONFIG_VALUE_' .. saved.index] = saved.value
+  if saved then
+    put_back(env)
   end
   for name in pairs(env) do
     if vim.startswith(name, 'TTYOFFER_') then
@@ -153,5 +198,6 @@ function M.active()
 end
 
 M.wrapper = WRAPPER
+M.ssh_wrapper = SSH_WRAPPER
 
 return M

@@ -12,11 +12,11 @@
 -- removes it: taking ours out would take theirs with it.
 --
 -- The part routes/ (this module, spawners, spawn, startable, stand_ins,
--- stopping, bang, bangline, expand, lease, gitenv, terminals): how a command
--- gets its offer. It requires only routes/, offer/, host/, shared/ and
--- config; nothing here requires back up the chain of parts (shared/ and
--- config < host/ < offer/ < routes/ < runs/ < the entry points;
--- scripts/require_graph.py).
+-- stopping, synchronous, bang, bangline, expand, lease, gitenv, terminals):
+-- how a command gets its offer. It requires only routes/, offer/, host/,
+-- shared/ and config; nothing here requires back up the chain of parts
+-- (shared/ and config < host/ < offer/ < routes/ < runs/ < the entry
+-- points; scripts/require_graph.py).
 local M = {}
 
 local config = require('ttyoffer.config')

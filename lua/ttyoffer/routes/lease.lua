@@ -1,5 +1,6 @@
 -- A private terminal for a process the plugin did not start (gpg run by
--- git's gpg.program, libexec/ttyoffer-gpg), asked for over RPC. Granted only
+-- git's gpg.program, libexec/ttyoffer-gpg; ssh run by git's core.sshCommand,
+-- libexec/ttyoffer-ssh), asked for over RPC. Granted only
 -- within bounds: to a live descendant of this editor (a process of another
 -- editor's, or one that names any pid it likes, gets none), one at a time
 -- per process, and within max_offers like every other offer.
@@ -59,24 +60,6 @@ function M.descends_from(pid, ancestor)
   return false
 end
 
---- Whether this request is served from inside a vim.wait() (its events
---- are served on the same Lua stack) of someone else's: ours
---- (ttyoffer.offer.waiting) passes the keys to the prompt, others pass none.
---- @return boolean
-local function inside_a_plugins_wait()
-  for level = 2, 200 do
-    local info = debug.getinfo(level, 'f')
-    if not info then
-      return false
-    end
-    if info.func == vim.wait then
-      local caller = debug.getinfo(level + 1, 'S')
-      return not (caller and caller.source:find('ttyoffer/offer/waiting.lua', 1, true))
-    end
-  end
-  return false
-end
-
 --- Why `pid` gets no terminal, or nil.
 --- @param pid integer
 --- @return string?
@@ -90,7 +73,7 @@ local function refusal(pid)
   if not M.descends_from(pid, vim.fn.getpid()) then
     return 'not a process of this editor'
   end
-  if inside_a_plugins_wait() then
+  if require('ttyoffer.offer.waiting').inside_a_plugins_wait() then
     -- Asked from inside a plugin's own wait (mini.git's vim.wait() for a
     -- `:Git commit`): a window would open, but no key typed would reach it
     -- until the wait is over.
@@ -107,11 +90,29 @@ local function refusal(pid)
   return nil
 end
 
+-- Why an ssh of this editor's got no terminal, by its pid: told only if
+-- it then fails (the wrapper says so, through unanswered()), since an ssh
+-- whose agent holds the key asks nothing. Forgotten when told, and all of
+-- it past REFUSALS_KEPT (ssh that never failed).
+local ssh_refusals = {} --- @type table<integer, string>
+local ssh_refusal_count = 0
+local REFUSALS_KEPT = 256
+
+-- What asks through a lease, and the command to name when no git command
+-- line could be read.
+local ASKERS = {
+  gpg = { verb = 'to sign, run', example = 'git commit -S …' },
+  ssh = { verb = 'to reach the remote, run', example = 'git fetch …' },
+}
+
 --- See ttyoffer.lease(): the slave's path, or '' (the wrapper then lets gpg
---- ask where it would without us, or fail at once).
+--- or ssh ask where it would without us, or fail at once).
 --- @param pid any
+--- @param what any 'gpg' (the default) or 'ssh': which wrapper asks
 --- @return string
-function M.grant(pid)
+function M.grant(pid, what)
+  what = ASKERS[what] and what or 'gpg'
+  local asker = ASKERS[what]
   pid = tonumber(pid)
   if not (pid and pid > 1 and pid % 1 == 0) then
     return ''
@@ -128,21 +129,27 @@ function M.grant(pid)
   end
   if reason then
     records.skipped('lease refused: ' .. reason)
-    if reason ~= 'ttyoffer is off' and reason ~= 'not a process of this editor' then
-      -- A gpg of this editor's that will fail: say once how to sign so that
-      -- it can be answered.
+    local ours = reason ~= 'ttyoffer is off' and reason ~= 'not a process of this editor'
+    if ours and what == 'ssh' then
+      if ssh_refusal_count >= REFUSALS_KEPT then
+        ssh_refusals, ssh_refusal_count = {}, 0
+      end
+      ssh_refusals[pid], ssh_refusal_count = reason, ssh_refusal_count + 1
+    elseif ours then
+      -- A gpg of this editor's that will fail: say once how to run git so
+      -- that it can be answered.
       local command = rerun and title.sanitize(require('ttyoffer.offer.unserved').as_bang_argument(rerun), math.huge)
-        or 'git commit -S …'
+        or asker.example
       notify.once(
-        'lease-refused',
-        'gpg got no window to ask in: to sign, run :Bang ' .. command,
+        'lease-refused-' .. what,
+        what .. ' got no window to ask in: ' .. asker.verb .. ' :Bang ' .. command,
         vim.log.levels.WARN,
-        'gpg got no window to ask in (' .. reason .. '): to sign, run :Bang ' .. command
+        what .. ' got no window to ask in (' .. reason .. '): ' .. asker.verb .. ' :Bang ' .. command
       )
     end
     return ''
   end
-  records.add({ id = offer_id, pid = pid, cmd = { 'gpg' }, rerun = rerun, state = 'armed' })
+  records.add({ id = offer_id, pid = pid, cmd = { what }, rerun = rerun, state = 'armed' })
   host.notify('bind', offer_id, pid)
   return slave
 end
@@ -150,13 +157,28 @@ end
 -- The most of a command line the wrapper sends (hex, two digits a byte).
 local UNANSWERED_LIMIT = 16384
 
---- A gpg of this editor's asked for a terminal while the editor was
+--- A gpg or ssh of this editor's asked for a terminal while the editor was
 --- blocked (Vimscript system(): it serves nothing until git ends), gave up
 --- after about a second, as the host does, and failed; told now that the
---- editor is free: which command to run again, and how, so gpg can ask.
---- @param hex_argv any the argv of gpg's caller (git), NUL-terminated
----   entries in hex; '' or anything else when it could not be read
-function M.unanswered(hex_argv)
+--- editor is free: which command to run again, and how, so it can ask. Or
+--- an ssh refused a terminal (grant()) failed: told why, and the same.
+--- @param hex_argv any the argv of the wrapper's caller (git),
+---   NUL-terminated entries in hex; '' or anything else when it could not
+---   be read
+--- @param what any 'gpg' (the default) or 'ssh'
+--- @param refused_pid any given when the editor refused the wrapper (its
+---   pid): told only for a refusal grant() kept
+function M.unanswered(hex_argv, what, refused_pid)
+  what = ASKERS[what] and what or 'gpg'
+  local refused = nil --- @type string?
+  if refused_pid ~= nil then
+    refused = what == 'ssh' and ssh_refusals[tonumber(refused_pid)] or nil
+    if not refused then
+      return -- off, or not a process of this editor's: nothing to tell
+    end
+    ssh_refusals[tonumber(refused_pid)] = nil
+  end
+
   local argv = nil --- @type string[]?
   local readable = type(hex_argv) == 'string' and #hex_argv <= UNANSWERED_LIMIT and #hex_argv % 2 == 0
   if readable and hex_argv:find('^%x*$') then
@@ -169,8 +191,18 @@ function M.unanswered(hex_argv)
     end
   end
   local unserved = require('ttyoffer.offer.unserved')
-  local command = argv and title.sanitize(unserved.as_bang_argument(argv), math.huge) or 'git commit -S …'
-  notify.notice('editor busy, gpg could not ask: run :Bang ' .. command .. ' to answer it')
+  local command = argv and title.sanitize(unserved.as_bang_argument(argv), math.huge) or ASKERS[what].example
+  if refused then
+    local verb = ASKERS[what].verb
+    notify.once(
+      'lease-refused-' .. what,
+      what .. ' got no window to ask in: ' .. verb .. ' :Bang ' .. command,
+      vim.log.levels.WARN,
+      what .. ' got no window to ask in (' .. refused .. '): ' .. verb .. ' :Bang ' .. command
+    )
+    return
+  end
+  notify.notice('editor busy, ' .. what .. ' could not ask: run :Bang ' .. command .. ' to answer it')
 end
 
 return M

@@ -1,105 +1,27 @@
--- The spawners with the offer: jobstart(), vim.system(), system() and
--- systemlist() with the same contract as Neovim's own, plus a private
--- controlling terminal for the command. What the routes serve (the Lua
--- stand-ins, :Bang); require('ttyoffer') gives them to plugins.
+-- The spawners with the offer: jobstart(), vim.system(), system(),
+-- systemlist() and vim.uv.spawn() (routes/uv_spawn.lua) with the same
+-- contract as Neovim's own, plus a private controlling terminal for the
+-- command. What the routes serve (the Lua stand-ins, :Bang);
+-- require('ttyoffer') gives them to plugins.
 local M = {}
 
-local config = require('ttyoffer.config')
 local host = require('ttyoffer.host')
-local install = require('ttyoffer.host.install')
 local originals = require('ttyoffer.shared.originals')
 local records = require('ttyoffer.offer.records')
-local spawn = require('ttyoffer.routes.spawn')
+local offered = require('ttyoffer.routes.offered')
 local shell_option = require('ttyoffer.shared.shell_option')
 local startable = require('ttyoffer.routes.startable')
 local stopping = require('ttyoffer.routes.stopping')
 
---- The host, for the next command, after this one: starting a process
---- takes time this command must not wait for.
-local function start_host_soon()
-  vim.schedule(function()
-    if config.current.enabled and host.state == 'stopped' then
-      host.start()
-      host.refill()
-    end
-  end)
-end
-
---- The folder a command's child starts in, as a full path (a relative
---- `cwd` is the editor's folder's), nil when the spawner must judge `cwd`.
---- @param opts table?
---- @return string?
-local function child_cwd(opts)
-  local cwd = opts and opts.cwd
-  if cwd == nil then
-    return vim.uv.cwd()
-  elseif type(cwd) ~= 'string' or cwd == '' then
-    return nil
-  end
-  if cwd:sub(1, 1) ~= '/' then
-    cwd = (vim.uv.cwd() or '') .. '/' .. cwd
-  end
-  local stat = vim.uv.fs_stat(cwd)
-  return stat and stat.type == 'directory' and cwd or nil
-end
-
---- The $PATH a command's child looks its program up in: the caller's
---- `env`'s, or the editor's unless `clear_env` empties the environment;
---- nil when it has none, or a name of `env` would make it unclear ("PATH=x"
---- also reads as PATH to getenv).
---- @param opts table?
---- @return string?
-local function child_path(opts)
-  local env = opts and type(opts.env) == 'table' and opts.env or nil
-  if env then
-    for name in pairs(env) do
-      if type(name) == 'string' and name:find('^PATH=') then
-        return nil
-      end
-    end
-    if env.PATH ~= nil then
-      return tostring(env.PATH)
-    end
-  end
-  if opts and opts.clear_env then
-    return nil
-  end
-  return vim.uv.os_getenv('PATH')
-end
-
---- The program the child of a spawn would start, found as execvp(3) in
---- that child finds it (from its `cwd`, on its own $PATH); nil when it
---- would start none and the spawner must report its error.
---- @param program any as the spawner is given it
---- @param opts table?
---- @return string?
-local function find_in_child(program, opts)
-  local cwd = child_cwd(opts)
-  if type(program) ~= 'string' or program == '' or not cwd then
-    return nil
-  end
-  if program:find('/') then
-    local full = program:sub(1, 1) == '/' and program or (cwd .. '/' .. program)
-    if startable.search(full, '', cwd) then
-      return program
-    end
-    return nil
-  end
-  -- A child without $PATH: execvp(3) and the /bin/sh prologue would each
-  -- search a default of their own. Left to the spawner.
-  local path = child_path(opts)
-  return path and startable.search(program, path, cwd) and program or nil
-end
-
 --- The program a command runs, as jobstart() or system() finds it: a list's
 --- on the editor's $PATH, from the editor's folder, and its full path goes
 --- in argv[0]; a string's 'shell' as written, which the child finds (see
---- find_in_child). nil when jobstart() must judge (and raise its E903 or
---- return -1).
+--- startable.find_in_child). nil when jobstart() must judge (and raise its
+--- E903 or return -1).
 --- @return string?
 local function resolve(cmd, opts)
   if type(cmd) == 'string' then
-    return find_in_child(shell_option.words(vim.o.shell)[1], opts)
+    return startable.find_in_child(shell_option.words(vim.o.shell)[1], opts)
   end
   local program = cmd[1]
   if type(program) ~= 'string' or program == '' then
@@ -113,98 +35,6 @@ local function resolve(cmd, opts)
     return nil -- jobstart() raises its own E903 for it, system() -1
   end
   return path
-end
-
--- The leader is looked for now (a spawn in a fast event could not read
--- its name), and tried in the background: the /bin/sh prologue leads
--- until it has been seen to run.
-install.leader()
-
--- env(1), which puts back what /bin/sh drops from a list command's
--- environment (names that are not shell identifiers).
-local ENV_PROGRAM = vim.fn.exepath('env')
-
---- Whether a name in the caller's `env` holds a `=` (the editor's own
---- environment can have none: each entry's name ends at its first `=`).
---- @param opts table?
---- @return boolean
-local function names_hold_equals(opts)
-  local env = opts and type(opts.env) == 'table' and opts.env or {}
-  for name in pairs(env) do
-    if type(name) == 'string' and name:find('=', 1, true) then
-      return true
-    end
-  end
-  return false
-end
-
---- Why this command gets no offer, or nil: what is known before looking
---- at the command (cheap, so that a spawn that gets none pays little).
---- @param opts table?
---- @return string?
-local function skip_reason(opts)
-  local reason = spawn.skip_reason(opts, {
-    enabled = config.current.enabled,
-    host_ready = host.ready(),
-    at_capacity = records.live() >= config.current.max_offers,
-  })
-  if reason == 'host not available' and config.current.enabled and host.state == 'stopped' then
-    start_host_soon()
-  end
-  return reason
-end
-
---- The command to spawn instead of `cmd`, with its offer; nil when `cmd`
---- runs as it is (the reason is counted for `:TtyOffer status`, or there is
---- none: the spawner itself must judge the command and report its error).
---- @param cmd string|string[]
---- @param opts table? jobstart()-style options (env, clear_env, detach…)
---- @param locate fun(cmd: string|string[], opts: table?): string?
----   the program as the spawner finds it (resolve() or the like), nil when
----   the spawner must judge the command
---- @param to_program boolean? the spawner signals the command's pid, not
----   its process group (vim.system()'s kill(), not jobstop())
---- @return (string|string[])? command, integer? offer_id
-local function offered_command(cmd, opts, locate, to_program)
-  local reason = skip_reason(opts)
-  local program = not reason and locate(cmd, opts)
-  if not reason and not program then
-    return nil
-  end
-  -- The compiled leader when there is one; else the /bin/sh prologue.
-  local leader = not reason and install.leader()
-  local restore = {}
-  if not reason and not leader then
-    restore = spawn.entries_sh_would_drop(opts, vim.uv.os_environ())
-    if #restore > 0 and (ENV_PROGRAM == '' or program:find('=', 1, true) or names_hold_equals(opts)) then
-      -- env(1) would be needed, and is missing or would take the program
-      -- for one more entry, or an entry for another (`PATH=X` in `env`
-      -- gives the entry "PATH=X=…", which env(1) takes for PATH).
-      reason = 'environment names /bin/sh would drop'
-    end
-  end
-  local offer_id, slave
-  if not reason then
-    offer_id, slave = host.take()
-    reason = not offer_id and 'no pty' or nil
-  end
-  if reason then
-    records.skipped(reason)
-    return nil
-  end
-  local shell = type(cmd) == 'string' and shell_option.current() or nil
-  local command = spawn.command(cmd, slave, shell, opts, {
-    -- A string's 'shell' goes in argv[0] as written there, as stock has it.
-    program = type(cmd) ~= 'string' and program or nil,
-    -- Only the /bin/sh prologue passes $PWD on (the leader leaves the
-    -- environment as it is); vim.env cannot be read in a fast event.
-    pwd = not leader and vim.uv.os_getenv('PWD') or nil,
-    env_program = ENV_PROGRAM,
-    restore = restore,
-    leader = leader or nil,
-    to_program = to_program,
-  })
-  return command, offer_id
 end
 
 --- The caller's options, with its on_exit (if any) wrapped to note the exit
@@ -250,7 +80,7 @@ function M.jobstart(cmd, opts)
     -- stock (in a fast event: its own E5560).
     return plain()
   end
-  local command, offer_id = offered_command(cmd, opts, resolve)
+  local command, offer_id = offered.command(cmd, opts, resolve)
   if not command then
     return plain()
   end
@@ -284,13 +114,13 @@ function M.jobstart(cmd, opts)
 end
 
 --- The program of a vim.system() command, as given (uv.spawn puts it in
---- argv[0] as it is, and its child looks it up: find_in_child); nil when
---- vim.system() must judge it (and raise its ENOENT or EACCES).
+--- argv[0] as it is, and its child looks it up: startable.find_in_child);
+--- nil when vim.system() must judge it (and raise its ENOENT or EACCES).
 --- @param cmd string[]
 --- @param opts table?
 --- @return string?
 local function locate_for_system(cmd, opts)
-  return find_in_child(cmd[1], opts)
+  return startable.find_in_child(cmd[1], opts)
 end
 
 --- The caller's `env` for vim.system(), with GPG_TTY naming `slave` and
@@ -327,7 +157,7 @@ end
 --- window, which the wait serves.
 --- @param plain fun(): vim.SystemObj the stock call
 local function fed_system(cmd, opts, on_exit, plain)
-  local reason = skip_reason(opts)
+  local reason = offered.skip_reason(opts)
   if not reason and type(opts.env) == 'table' and opts.env.GPG_TTY ~= nil then
     reason = 'gpg terminal of its own'
   end
@@ -389,7 +219,7 @@ function M.system(cmd, opts, on_exit)
   if opts and opts.clear_env and opts.env == nil then
     as_stock = vim.tbl_extend('force', opts, { clear_env = false })
   end
-  local command, offer_id = offered_command(cmd, as_stock, locate_for_system, true)
+  local command, offer_id = offered.command(cmd, as_stock, locate_for_system, true)
   if not command then
     return plain()
   end
@@ -446,17 +276,42 @@ local function not_started(ok, result)
   return tostring(result):find('E475:', 1, true) ~= nil
 end
 
+--- system() or systemlist() of the offered `command`, without {input}:
+--- run as stock runs it, with a wait that lets the user answer a prompt
+--- (routes/synchronous.lua). nil when it could not be started.
+--- @param command string[]
+--- @param offer_id integer
+--- @param cmd string|string[] as the caller gave it
+--- @param as_list boolean systemlist()
+--- @return (string|string[])?
+local function run_answerable(command, offer_id, cmd, as_list)
+  local synchronous = require('ttyoffer.routes.synchronous')
+  local output, status = synchronous.run(command, function(pid)
+    records.add({ id = offer_id, pid = pid, cmd = cmd, state = 'armed' })
+    host.notify('bind', offer_id, pid)
+  end)
+  if not output then
+    return nil
+  end
+  synchronous.set_shell_error(status)
+  if as_list then
+    return synchronous.as_list(output, false)
+  end
+  return synchronous.as_string(output)
+end
+
 --- system() and systemlist() with the offer: `stock_fn` is the original.
---- The editor serves nothing while they run, so a prompt cannot be shown:
---- the command is hung up when it asks (after `blocked_timeout`) and the
---- user is told what asked and how to run it so it can be answered. Without
---- the terminal it would have failed at once, or asked on the editor's.
---- Given {input}, the command runs as stock: a program that prefers
---- /dev/tty and reads its stdin when there is none (getpass, ssh-keygen -y)
---- reads what was fed, and no window could open meanwhile anyway.
-local function run_blocking(stock_fn, cmd, ...)
+--- Without {input}, the command runs as stock runs it and its prompt can be
+--- answered meanwhile (run_answerable). Given {input}, the command runs as
+--- stock: a program that prefers /dev/tty and reads its stdin when there
+--- is none (getpass, ssh-keygen -y) reads what was fed. An {input} of nil
+--- (stock feeds "v:null") keeps the blocking run: the command is hung up
+--- when it asks (after `blocked_timeout`) and the user told what asked and
+--- how to run it so it can be answered.
+local function run_blocking(stock_fn, as_list, cmd, ...)
   local valid = (type(cmd) == 'string' and cmd ~= '') or (type(cmd) == 'table' and #cmd > 0)
-  local fed = select('#', ...) > 0 and select(1, ...) ~= nil
+  local given = select('#', ...)
+  local fed = given > 0 and select(1, ...) ~= nil
   if fed and valid and not vim.in_fast_event() then
     records.skipped('input fed up front')
   end
@@ -467,10 +322,20 @@ local function run_blocking(stock_fn, cmd, ...)
   end
   -- In a fast event the stock function raises its own E5560.
   if valid and not fed and not vim.in_fast_event() then
-    command, offer_id = offered_command(cmd, nil, resolve)
+    command, offer_id = offered.command(cmd, nil, resolve)
   end
   if not command then
     return stock_fn(cmd, ...)
+  end
+  if given == 0 then
+    local result = run_answerable(command, offer_id, cmd, as_list)
+    if result then
+      return result
+    end
+    -- Whatever went wrong, the command gets the start it would have had.
+    host.notify('dismiss', offer_id)
+    records.skipped('spawn failed')
+    return stock_fn(cmd)
   end
   records.add({ id = offer_id, pid = 0, cmd = cmd, state = 'armed' })
   local ok, result = pcall(stock_fn, command, ...)
@@ -490,12 +355,15 @@ end
 
 --- Same contract as |system()|, plus the offer (see run_blocking).
 function M.fn_system(cmd, ...)
-  return run_blocking(originals.fn_system, cmd, ...)
+  return run_blocking(originals.fn_system, false, cmd, ...)
 end
 
 --- Same contract as |systemlist()|, plus the offer (see run_blocking).
 function M.systemlist(cmd, ...)
-  return run_blocking(originals.systemlist, cmd, ...)
+  return run_blocking(originals.systemlist, true, cmd, ...)
 end
+
+--- Same contract as luv's uv.spawn(), plus the offer (routes/uv_spawn.lua).
+M.uv_spawn = require('ttyoffer.routes.uv_spawn').spawn
 
 return M

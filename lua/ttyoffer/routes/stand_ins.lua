@@ -1,8 +1,8 @@
 -- The functions that stand in for the editor's Lua spawners (vim.fn.jobstart,
--- vim.fn.system, vim.fn.systemlist, vim.system). They go in as soon as the
--- plugin loads (plugin/ttyoffer.lua) or is set up, long before the host
--- starts, so that a plugin loaded after ttyoffer that keeps its own
--- reference to a spawner (gitsigns' system.lua, overseer) keeps one of
+-- vim.fn.system, vim.fn.systemlist, vim.system, vim.uv.spawn). They go in as
+-- soon as the plugin loads (plugin/ttyoffer.lua) or is set up, long before
+-- the host starts, so that a plugin loaded after ttyoffer that keeps its
+-- own reference to a spawner (gitsigns' system.lua, overseer) keeps one of
 -- these. Each calls ttyoffer's wrapper while the Lua route serves, and the
 -- editor's own function otherwise (before the start, after :TtyOffer off),
 -- with the caller's very arguments.
@@ -48,6 +48,24 @@ function M.system(...)
   return originals.system(...)
 end
 
+--- Whether the caller of the function that calls this is Neovim's own
+--- vim.system(), whose uv.spawn() must stay stock: vim.system() is
+--- wrapped on its own (a command would be wrapped twice), and one kept
+--- from before the plugin loaded stays stock, as :checkhealth says.
+--- @return boolean
+local function from_vim_system()
+  local caller = debug.getinfo(3, 'S')
+  return caller ~= nil and caller.source:find('vim/_system%.lua$') ~= nil
+end
+
+function M.uv_spawn(...)
+  local to = serving
+  if to and not from_vim_system() then
+    return to.uv_spawn(...)
+  end
+  return originals.uv_spawn(...)
+end
+
 --- Where each spawner lives, under the name the stand-in and the original
 --- have here and in originals.
 M.SPAWNERS = {
@@ -55,6 +73,7 @@ M.SPAWNERS = {
   { owner = vim.fn, name = 'system', key = 'fn_system', shown = 'vim.fn.system' },
   { owner = vim.fn, name = 'systemlist', key = 'systemlist', shown = 'vim.fn.systemlist' },
   { owner = vim, name = 'system', key = 'system', shown = 'vim.system' },
+  { owner = vim.uv, name = 'spawn', key = 'uv_spawn', shown = 'vim.uv.spawn' },
 }
 
 --- Put `to`'s function of each spawner where `from`'s still is (one put

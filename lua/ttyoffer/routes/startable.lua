@@ -238,4 +238,70 @@ function M.search(name, path, cwd)
   return nil
 end
 
+--- The folder a command's child starts in, as a full path (a relative
+--- `cwd` is the editor's folder's), nil when the spawner must judge `cwd`.
+--- @param opts table?
+--- @return string?
+local function child_cwd(opts)
+  local cwd = opts and opts.cwd
+  if cwd == nil then
+    return uv.cwd()
+  elseif type(cwd) ~= 'string' or cwd == '' then
+    return nil
+  end
+  if cwd:sub(1, 1) ~= '/' then
+    cwd = (uv.cwd() or '') .. '/' .. cwd
+  end
+  local stat = uv.fs_stat(cwd)
+  return stat and stat.type == 'directory' and cwd or nil
+end
+
+--- The $PATH a command's child looks its program up in: the caller's
+--- `env`'s, or the editor's unless `clear_env` empties the environment;
+--- nil when it has none, or a name of `env` would make it unclear ("PATH=x"
+--- also reads as PATH to getenv).
+--- @param opts table?
+--- @return string?
+local function child_path(opts)
+  local env = opts and type(opts.env) == 'table' and opts.env or nil
+  if env then
+    for name in pairs(env) do
+      if type(name) == 'string' and name:find('^PATH=') then
+        return nil
+      end
+    end
+    if env.PATH ~= nil then
+      return tostring(env.PATH)
+    end
+  end
+  if opts and opts.clear_env then
+    return nil
+  end
+  return uv.os_getenv('PATH')
+end
+
+--- The program the child of a spawn would start, found as execvp(3) in
+--- that child finds it (from its `cwd`, on its own $PATH); nil when it
+--- would start none and the spawner must report its error.
+--- @param program any as the spawner is given it
+--- @param opts table?
+--- @return string?
+function M.find_in_child(program, opts)
+  local cwd = child_cwd(opts)
+  if type(program) ~= 'string' or program == '' or not cwd then
+    return nil
+  end
+  if program:find('/') then
+    local full = program:sub(1, 1) == '/' and program or (cwd .. '/' .. program)
+    if M.search(full, '', cwd) then
+      return program
+    end
+    return nil
+  end
+  -- A child without $PATH: execvp(3) and the /bin/sh prologue would each
+  -- search a default of their own. Left to the spawner.
+  local path = child_path(opts)
+  return path and M.search(program, path, cwd) and program or nil
+end
+
 return M

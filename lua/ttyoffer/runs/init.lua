@@ -25,24 +25,22 @@ local host = require('ttyoffer.host')
 local notify = require('ttyoffer.shared.notify')
 local originals = require('ttyoffer.shared.originals')
 local pane_ui = require('ttyoffer.runs.pane')
+local rules = require('ttyoffer.runs.rules')
 local runspec = require('ttyoffer.runs.runspec')
 local title_rule = require('ttyoffer.shared.title')
 
 local TITLE_LENGTH = 80
-local NOT_STARTED = { not_found = 'not found', not_executable = 'not executable', cannot_start = 'cannot start' }
-M.signals = {
-  HUP = 1,
-  INT = 2,
-  QUIT = 3,
-  KILL = 9,
-  USR1 = 10,
-  USR2 = 12,
-  TERM = 15,
-  CONT = 18,
-  STOP = 19,
-  TSTP = 20,
-  WINCH = 28,
-}
+-- The names run:kill() takes, generated from the host's rules.
+M.signals = rules.signals
+
+--- A result the editor makes itself (a job run, the host gone, a time-out),
+--- killed by the signal `name` (a key of rules.signals) or not.
+--- @param name string?
+--- @return ttyoffer.RunResult
+local function made(code, reason, message, name)
+  local signal, signal_name = name and rules.signals[name] or 0, name and ('SIG' .. name) or ''
+  return { code = code, signal = signal, signal_name = signal_name, reason = reason, message = message }
+end
 
 --- @type table<integer, ttyoffer.Run>
 local runs = {}
@@ -55,6 +53,7 @@ local next_id = 1
 --- @field reason string exited | signal | not_found | not_executable | cannot_start | closed | detached
 ---   | disconnected
 --- @field message string
+--- @field said string? how the host described it (ending.describe)
 
 --- @class ttyoffer.Run
 --- @field id integer
@@ -97,10 +96,7 @@ local on_host = {
     if run.host and run.session then
       -- The remote program, not the local ssh: over the shared connection,
       -- never waited for.
-      local answer = host.request('remote_command', run.host, 'signal', run.session, config.current.runs.ssh, number)
-      if answer and answer.argv then
-        pcall(vim.system, answer.argv, { stdin = false })
-      end
+      require('ttyoffer.runs.remote').signal(run, number)
       return
     end
     host.notify('run_signal', run.id, number)
@@ -115,7 +111,7 @@ local on_host = {
     host.notify('run_resize', run.id, rows, cols)
   end,
   lost = function(run)
-    run:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'signal', message = 'the host exited' })
+    run:_ended(made(129, 'signal', 'the host exited', 'HUP'))
   end,
 }
 
@@ -148,7 +144,7 @@ local as_job = {
         end
       end, 200)
     end
-    run:_ended({ code = 129, signal = 1, signal_name = 'SIGHUP', reason = 'closed', message = '' })
+    run:_ended(made(129, 'closed', '', 'HUP'))
   end,
   resize = function() end, -- Neovim's terminal follows its window itself
   lost = function() end, -- not the host's
@@ -171,22 +167,16 @@ function Run:describe()
   return M.describe(r)
 end
 
---- A few words on how a run ended.
+--- A few words on how a run ended: the host's (`said`), or for an ending
+--- made here (a job run, the host gone) the same words, from its rules.
 --- @param r ttyoffer.RunResult
 --- @return string
 function M.describe(r)
-  if r.reason == 'closed' then
-    return 'closed'
-  elseif r.reason == 'detached' then
-    return 'detached'
-  elseif r.reason == 'disconnected' then
-    return 'disconnected'
-  elseif r.reason == 'signal' then
-    return 'killed by ' .. (r.signal_name ~= '' and r.signal_name or ('signal ' .. r.signal))
-  elseif NOT_STARTED[r.reason] then
-    return NOT_STARTED[r.reason]
+  if r.said and r.said ~= '' then
+    return r.said
   end
-  return 'exited ' .. r.code
+  local signal_name = r.signal_name ~= '' and r.signal_name or ('signal ' .. r.signal)
+  return rules.fill(rules.words[r.reason] or rules.words.exited, { code = r.code, signal_name = signal_name })
 end
 
 --- Wait for the end, serving the editor's events: the RunResult. As
@@ -205,7 +195,7 @@ function Run:wait(timeout)
       return self.result ~= nil
     end)
     if not self.result then
-      self:_ended({ code = 124, signal = 9, signal_name = 'SIGKILL', reason = 'signal', message = 'timed out' })
+      self:_ended(made(124, 'signal', 'timed out', 'KILL'))
     end
   end
   return self.result --[[@as ttyoffer.RunResult]]
@@ -278,6 +268,9 @@ function Run:_ended(result)
   if self._timed_out then
     result = vim.tbl_extend('force', result, { code = 124 })
   end
+  if (result.said or '') == '' then -- one the editor made: the host's words for it
+    result = vim.tbl_extend('force', result, { said = M.describe(result) })
+  end
   self.result = result
   if self.closing then
     runs[self.id] = nil
@@ -292,7 +285,7 @@ function Run:_ended(result)
     end
     local failed = result.reason ~= 'exited' or result.code ~= 0
     pane_ui.set_state(self.pane, self.id, self.title, self:describe(), failed)
-    pane_ui.finished(self.pane)
+    pane_ui.finished(self.pane, self._typing_secret)
     if result.reason == 'disconnected' and self._reattach then
       -- The program goes on remotely: r attaches again, in a new pane.
       local reattach = self._reattach
@@ -358,7 +351,7 @@ local function start_as_job(run, spec)
   if spec.host then
     -- Never the command here instead of there.
     local message = 'runs on another machine need the host (' .. (host.error or host.state) .. ')'
-    run:_ended({ code = 127, signal = 0, signal_name = '', reason = 'cannot_start', message = message })
+    run:_ended(made(127, 'cannot_start', message))
     return
   end
   if #spec.argv == 0 then
@@ -376,13 +369,13 @@ local function start_as_job(run, spec)
       cwd = spec.cwd,
       env = env,
       on_exit = function(_, code)
-        run:_ended({ code = code, signal = 0, signal_name = '', reason = 'exited', message = '' })
+        run:_ended(made(code, 'exited', ''))
       end,
     })
   end)
   if not ok or job <= 0 then
-    local message = ok and 'not executable' or tostring(job):gsub('^.-: ', '')
-    run:_ended({ code = 127, signal = 0, signal_name = '', reason = 'cannot_start', message = message })
+    local message = ok and rules.words.not_executable or tostring(job):gsub('^.-: ', '')
+    run:_ended(made(127, 'cannot_start', message))
     return
   end
   run._job = job
@@ -390,12 +383,13 @@ local function start_as_job(run, spec)
 end
 
 -- Milliseconds the editor waits for the host's tmux work: making a pane
--- (a few tmux commands, each bounded on the host by 3 s), listing (1 s
--- there), killing.
-local TMUX_PREPARE_MS, TMUX_LIST_MS, TMUX_KILL_MS = 10000, 2000, 4000
--- The persistent sessions are read from /proc, and a kill waits 200 ms for
--- its processes to go: more than a plain request on a loaded machine.
-local SESSIONS_MS = 1500
+-- (a few tmux commands, each bounded on the host by 3 s), listing (0.4 s
+-- there: a list or a completion never holds the editor longer), killing.
+local TMUX_PREPARE_MS, TMUX_LIST_MS, TMUX_KILL_MS = 10000, 500, 4000
+-- The persistent sessions are read from /proc (a list, bounded as tmux's),
+-- and a kill waits 200 ms for its processes to go: more than a plain
+-- request on a loaded machine.
+local SESSIONS_MS, SESSION_KILL_MS = 500, 1500
 
 --- The pane of a tmux run's program, made (or found, to re-attach) before
 --- any pane of ours opens: the argv that attaches to it. Raises what tmux
@@ -591,83 +585,7 @@ end
 --- @param name string
 --- @return {name: string, count: integer}?, string? error
 function M.kill_session(name)
-  return host.request_within(SESSIONS_MS, 'session_kill', name)
-end
-
---- Run a list or kill on `dest`: the argv from the host, ssh run here
---- (never on the host's loop), bounded by `timeout` ms.
---- @return string? output, string? error
-local function on_remote(dest, action, name, timeout)
-  local answer, err = host.request('remote_command', dest, action, name or '', config.current.runs.ssh, 0)
-  if not answer then
-    return nil, err
-  end
-  local ok, proc = pcall(vim.system, answer.argv, { text = true, stdin = false })
-  if not ok then
-    return nil, tostring(proc)
-  end
-  local done = proc:wait(timeout or 15000)
-  if done.code ~= 0 then
-    local said = vim.trim(done.stderr or '')
-    return nil, ('ssh %s: %s'):format(dest, said ~= '' and said or ('exit ' .. done.code))
-  end
-  return done.stdout or ''
-end
-
---- The persistent sessions on `dest`, read now from that machine (never
---- stored).
---- @param dest string
---- @return {name: string, created: integer, ended: string}[], string? error
-function M.remote_sessions(dest, timeout)
-  local out, err = on_remote(dest, 'list', '', timeout)
-  if not out then
-    return {}, err
-  end
-  local found, problem = {}, nil
-  for line in vim.gsplit(out, '\n', { plain = true }) do
-    local fields = vim.split(line, '\t', { plain = true })
-    if fields[1] == 'error' then
-      problem = fields[2]
-    elseif fields[1] == 'session' and #fields == 6 and not runspec.session_name_problem(fields[2]) then
-      local ended = ''
-      if fields[4]:match('^%d+$') then
-        local reason = fields[6]
-        if reason == 'signal' then
-          ended = 'killed by signal ' .. fields[5]
-        elseif NOT_STARTED[reason] then
-          ended = NOT_STARTED[reason]
-        else
-          ended = 'exited ' .. fields[4]
-        end
-      end
-      table.insert(found, { name = fields[2], created = tonumber(fields[3]) or 0, ended = ended })
-    end
-  end
-  return found, problem
-end
-
---- End the persistent session `name` on `dest`: true when one was running.
---- @return boolean? ended, string? error
-function M.kill_remote(dest, name)
-  local out, err = on_remote(dest, 'kill', name)
-  if not out then
-    return nil, err
-  end
-  local problem = out:match('^error\t([^\n]*)')
-  if problem then
-    return nil, problem
-  end
-  return out:match('^killed\t') ~= nil
-end
-
---- The argv of `:TtyRun check {dest}` (run in a pane: ssh may ask).
---- @return string[]? argv, string? error
-function M.check_argv(dest)
-  local answer, err = host.request('remote_command', dest, 'check', '', config.current.runs.ssh, 0)
-  if not answer then
-    return nil, err
-  end
-  return answer.argv
+  return host.request_within(SESSION_KILL_MS, 'session_kill', name)
 end
 
 --- Our tmux sessions, read now from tmux (never stored).
@@ -737,6 +655,9 @@ end
 function M.exited(run_id, result)
   local run = runs[run_id]
   if run then
+    -- Keys typed with echo off just before: the pane's, not the result's.
+    run._typing_secret = result.typing_secret == true
+    result.typing_secret = nil
     run:_ended(result)
   end
 end

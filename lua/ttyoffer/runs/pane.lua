@@ -178,10 +178,16 @@ end
 
 --- The program ended: a pane the user is typing into leaves Terminal mode,
 --- so that its keys (`q`, scrolling, search) are Normal mode's at once
---- instead of going to a terminal nothing reads any more.
+--- instead of going to a terminal nothing reads any more. The keys still
+--- being typed were meant for the program: they are dropped until the user
+--- pauses (as when a prompt window goes), and to the end of their line when
+--- they were a secret (typed into a terminal with echo off), so none
+--- becomes a Normal-mode or Ex command, a history entry or a register.
 --- @param pane ttyoffer.Pane
-function M.finished(pane)
+--- @param secret boolean?
+function M.finished(pane, secret)
   if api.nvim_get_current_win() == pane.win and api.nvim_get_mode().mode == 't' then
+    require('ttyoffer.offer.typing').drop_typed_ahead(secret)
     vim.cmd.stopinsert()
   end
 end

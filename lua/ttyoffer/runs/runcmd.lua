@@ -79,7 +79,7 @@ function M.list_lines()
     table.insert(lines, ('%-20s %-8s %-16s %s'):format('session', 'age', 'running', 'title'))
     for _, s in ipairs(sessions) do
       -- Names, commands and titles come sanitized from the host.
-      local running = (s.ended or '') ~= '' and ('(' .. s.ended .. ')') or cut(s.command, 16)
+      local running = s.ended and ('(' .. runs().describe(s.ended) .. ')') or cut(s.command, 16)
       table.insert(lines, ('%-20s %-8s %-16s %s'):format(s.name, M.age(now - s.created), running, s.title))
     end
   end
@@ -135,31 +135,63 @@ function M.split_remote(word)
   return nil, word
 end
 
---- The lines of `:TtyRun list {dest}`: the sessions on that machine.
+local function remote_runs()
+  return require('ttyoffer.runs.remote')
+end
+
+--- The lines of `:TtyRun list {dest}`: the sessions on that machine; when
+--- it has not answered in time, what is known of them, said to be stale.
 --- @param dest string
 --- @return string[]
-function M.remote_list_lines(dest)
-  local sessions, err = runs().remote_sessions(dest)
+function M.remote_list_lines(dest, sessions, err, stale, known_at)
   local sanitize = require('ttyoffer.shared.title').sanitize
   if err then
     return { ('sessions on %s: %s'):format(dest, sanitize(err, 300)) }
   end
-  if #sessions == 0 then
-    return { 'no sessions on ' .. dest }
-  end
   local now = os.time()
-  local lines = { ('%-20s %-8s %s'):format('session on ' .. dest, 'age', 'state') }
+  local lines = {}
+  if stale then
+    local since = (known_at or 0) > 0 and ('known %s ago'):format(M.age(math.max(0, now - math.floor(known_at))))
+      or 'nothing known yet'
+    table.insert(lines, ('%s has not answered yet (%s); its answer follows when it comes'):format(dest, since))
+  end
+  if #sessions == 0 then
+    table.insert(lines, (stale and 'no sessions known on ' or 'no sessions on ') .. dest)
+    return lines
+  end
+  table.insert(lines, ('%-20s %-8s %s'):format('session on ' .. dest, 'age', 'state'))
   for _, s in ipairs(sessions) do
-    local state = s.ended ~= '' and ('(' .. s.ended .. ')') or 'running'
+    local state = s.state
+    if s.ended then
+      state = '(' .. runs().describe(s.ended) .. ')'
+    elseif s.state == 'unreachable' then
+      state = 'unreachable: its terminal is gone (kill ends it)'
+    end
     table.insert(lines, ('%-20s %-8s %s'):format(s.name, M.age(math.max(0, now - s.created)), state))
   end
   return lines
 end
 
+--- What `:TtyRun kill {dest}:{name}` says of an answer (now or late).
+local function tell_remote_kill(dest, name, answer)
+  local sanitize = require('ttyoffer.shared.title').sanitize
+  if answer.error then
+    notify.answer(('(ttyoffer) :TtyRun kill %s:%s: %s'):format(dest, name, sanitize(answer.error, 300)), ERROR)
+  elseif answer.pending then
+    notify.answer(('asking %s to end session %s; you will be told'):format(dest, name))
+  elseif answer.ended then
+    notify.answer(('session %s on %s ended'):format(name, dest))
+  else
+    notify.answer(('no live session %s on %s'):format(name, dest), vim.log.levels.WARN)
+  end
+end
+
 M.subcommands = {
   list = function(args)
     if args[1] then
-      notify.answer(table.concat(M.remote_list_lines(args[1]), '\n'))
+      remote_runs().list(args[1], function(...)
+        notify.answer(table.concat(M.remote_list_lines(args[1], ...), '\n'))
+      end)
       return
     end
     notify.answer(table.concat(M.list_lines(), '\n'))
@@ -168,7 +200,7 @@ M.subcommands = {
     if not args[1] then
       error('(ttyoffer) :TtyRun check needs an ssh destination (see :help ttyoffer-remote)', 0)
     end
-    local argv, err = runs().check_argv(args[1])
+    local argv, err = remote_runs().check_argv(args[1])
     if not argv then
       error('(ttyoffer) :TtyRun check: ' .. require('ttyoffer.shared.title').sanitize(tostring(err), 300), 0)
     end
@@ -197,14 +229,9 @@ M.subcommands = {
     end
     local dest, name = M.split_remote(args[1])
     if dest then
-      local ended, err = runs().kill_remote(dest, name)
-      if err then
-        error('(ttyoffer) :TtyRun kill: ' .. require('ttyoffer.shared.title').sanitize(err, 300), 0)
-      end
-      notify.answer(
-        ended and ('session %s on %s ended'):format(name, dest) or ('no live session %s on %s'):format(name, dest),
-        not ended and vim.log.levels.WARN or nil
-      )
+      remote_runs().kill(dest, name, function(answer)
+        tell_remote_kill(dest, name, answer)
+      end)
       return
     end
     local answer, err = runs().kill_session(args[1])
@@ -307,14 +334,15 @@ end
 local function session_names(arglead)
   local dest = M.split_remote(arglead)
   if dest then
-    -- Asked of that machine now (over the open connection, if any).
+    -- Asked of that machine now (over the open connection, if any), or
+    -- what is known of it when it does not answer at once.
     return vim.tbl_map(
       function(s)
         return dest .. ':' .. s.name
       end,
       vim.tbl_filter(function(s)
         return vim.startswith(dest .. ':' .. s.name, arglead)
-      end, (runs().remote_sessions(dest, 5000)))
+      end, (remote_runs().sessions(dest)))
     )
   end
   local names = vim.tbl_map(function(s)

@@ -2,6 +2,8 @@
 -- error naming the fix, and nothing is spawned.
 local M = {}
 
+local rules = require('ttyoffer.runs.rules')
+
 M.placements = { 'split', 'float', 'tab' }
 
 local KNOWN = { 'title', 'argv', 'env', 'cwd', 'on_exit', 'placement', 'persist', 'tmux', 'host' }
@@ -47,15 +49,15 @@ local function check_env(env)
 end
 
 --- What the host's session-name sanitiser (sessions.sanitize_name) makes
---- of `name`: characters other than [A-Za-z0-9_-] become '-' (a UTF-8
---- character one '-'), dashes at either end go, 40 characters at most,
---- "main" when nothing is left.
+--- of `name`, by the rule generated from it (rules.session_name; a UTF-8
+--- character becomes one '-').
 --- @param name string
 --- @return string
 function M.sanitized_session(name)
-  local cleaned = name:gsub('[\192-\255][\128-\191]*', '-'):gsub('[^A-Za-z0-9_-]', '-')
-  cleaned = cleaned:gsub('^%-+', ''):sub(1, 40):gsub('%-+$', '')
-  return cleaned ~= '' and cleaned or 'main'
+  local rule = rules.session_name
+  local cleaned = name:gsub('[\192-\255][\128-\191]*', '-'):gsub(rule.unsafe, '-')
+  cleaned = cleaned:gsub('^%-+', ''):sub(1, rule.length):gsub('%-+$', '')
+  return cleaned ~= '' and cleaned or rule.default
 end
 
 --- Why `name` is not a persistent session's name, or nil: a name the
@@ -66,12 +68,12 @@ function M.session_name_problem(name)
   if name ~= '' and M.sanitized_session(name) == name then
     return nil
   end
-  local rule = 'letters, digits, _ and - (not at either end), at most 40'
-  return ('%s is not a session name: %s; say %s if you mean that one'):format(
-    vim.inspect(name),
-    rule,
-    vim.inspect(M.sanitized_session(name))
-  )
+  local rule = rules.session_name
+  return rules.fill(rule.refusal, {
+    shown = vim.inspect(name),
+    rule = rule.rule,
+    suggested = vim.inspect(M.sanitized_session(name)),
+  })
 end
 
 --- Why `dest` is not an ssh destination we pass on, or nil (the host
@@ -79,12 +81,11 @@ end
 --- @param dest string
 --- @return string?
 function M.destination_problem(dest)
-  if #dest <= 255 and dest:match('^[%w._@:/%[%]%%+][%w._@:/%[%]%%+-]*$') then
+  local rule = rules.destination
+  if #dest <= rule.length and dest:match('^' .. rule.first .. rule.rest .. '*$') then
     return nil
   end
-  return ('%s is not an ssh destination: a Host of your ~/.ssh/config, user@host or ssh://user@host:port'):format(
-    vim.inspect(dest)
-  )
+  return rules.fill(rule.refusal, { shown = vim.inspect(dest) })
 end
 
 --- @class ttyoffer.RunSpec

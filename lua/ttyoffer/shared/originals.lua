@@ -1,8 +1,9 @@
 -- The editor's own spawners, as they were when the plugin first loaded:
 -- what the wrappers call, what the plugin uses for its own processes (the
 -- host, its checks), and what turning the wrappers off puts back, the very
--- same functions (identity, not a copy). jobstop() too, which the Lua side
--- wraps for the commands the /bin/sh prologue leads (routes/stopping.lua).
+-- same functions (identity, not a copy), vim.uv.spawn among them. jobstop()
+-- too, which the Lua side wraps for the commands the /bin/sh prologue leads
+-- (routes/stopping.lua).
 local M = {}
 
 M.jobstart = vim.fn.jobstart
@@ -10,5 +11,6 @@ M.system = vim.system
 M.fn_system = vim.fn.system
 M.systemlist = vim.fn.systemlist
 M.jobstop = vim.fn.jobstop
+M.uv_spawn = vim.uv.spawn
 
 return M
