@@ -1,5 +1,5 @@
 # Conveniences over the scripts the README names; the scripts are the contract.
-.PHONY: demo test bench screenshots lint format
+.PHONY: demo test bench suites screenshots lint format
 
 demo:
 	./scripts/demo
@@ -9,6 +9,9 @@ test:
 
 bench:
 	./scripts/bench
+
+suites:
+	./scripts/suites
 
 screenshots:
 	./scripts/screenshots

@@ -160,6 +160,29 @@ vim.api.nvim_create_autocmd('User', {{
 """
 
 
+def private_environment(base: Path) -> dict[str, str]:
+    """os.environ with the editor's XDG folders under `base` (made here),
+    none of an outer editor's: what an editor started with it reads,
+    writes and loads is the test's alone (scripts/suites runs third-party
+    suites in it too)."""
+    for name in ("config", "data", "state", "cache", "runtime"):
+        (base / name).mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env.update(
+        XDG_CONFIG_HOME=str(base / "config"),
+        XDG_DATA_HOME=str(base / "data"),
+        XDG_STATE_HOME=str(base / "state"),
+        XDG_CACHE_HOME=str(base / "cache"),
+        XDG_RUNTIME_DIR=str(base / "runtime"),
+        # Not the system's site folders: a plugin installed there (Debian's
+        # vim-fugitive) would load into every test editor.
+        XDG_DATA_DIRS=str(base / "data"),
+    )
+    env.pop("NVIM", None)
+    env.pop("NVIM_LISTEN_ADDRESS", None)
+    return env
+
+
 class Sandbox:
     """Temporary XDG directories, an init file and an rplugin manifest."""
 
@@ -167,24 +190,9 @@ class Sandbox:
         self.base = base
         self.init = base / "init.lua"
         self.manifest = base / "rplugin.vim"
-        for name in ("config", "data", "state", "cache", "runtime"):
-            (base / name).mkdir(parents=True, exist_ok=True)
+        self.env = private_environment(base)
         self.init.write_text(INIT_LUA.format(root=str(ROOT), python=sys.executable) + extra_init)
-        self.env = dict(os.environ)
-        self.env.update(
-            XDG_CONFIG_HOME=str(base / "config"),
-            XDG_DATA_HOME=str(base / "data"),
-            XDG_STATE_HOME=str(base / "state"),
-            XDG_CACHE_HOME=str(base / "cache"),
-            XDG_RUNTIME_DIR=str(base / "runtime"),
-            # Not the system's site folders: a plugin installed there (Debian's
-            # vim-fugitive) would load into every test editor.
-            XDG_DATA_DIRS=str(base / "data"),
-            NVIM_RPLUGIN_MANIFEST=str(self.manifest),
-            SHELL="/bin/sh",
-        )
-        self.env.pop("NVIM", None)
-        self.env.pop("NVIM_LISTEN_ADDRESS", None)
+        self.env.update(NVIM_RPLUGIN_MANIFEST=str(self.manifest), SHELL="/bin/sh")
 
     def register(self) -> None:
         """:UpdateRemotePlugins into the temporary manifest, as a user would."""

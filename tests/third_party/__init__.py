@@ -46,9 +46,12 @@ class Pin:
         return self.repo.split("/", 1)[1]
 
 
-def manifest() -> dict[str, Pin]:
+def manifest(listing: str = "plugins.txt") -> dict[str, Pin]:
+    """The pins of `listing`, a file beside this one: plugins.txt (the
+    plugins the tests load) or suites.txt (the plugins whose own test
+    suites scripts/suites runs)."""
     pins: dict[str, Pin] = {}
-    for line in (HERE / "plugins.txt").read_text().splitlines():
+    for line in (HERE / listing).read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
@@ -76,7 +79,7 @@ def plugin(repo: str) -> Path:
         try:
             archives = os.environ.get(ARCHIVES_VARIABLE)
             if archives:
-                _unpack(pin, Path(archives), staging)
+                unpack(pin, Path(archives), staging)
             else:
                 _from_github(pin, staging)
             (staging / ".git" / "ttyoffer-pin").write_text(pin.commit + "\n")
@@ -96,7 +99,7 @@ def _from_github(pin: Pin, into: Path) -> None:
     if _unreachable:
         pytest.skip(f"no pinned plugin from GitHub: {_unreachable[0]} (said in full where it first failed)")
     try:
-        _clone(pin, into)
+        clone(pin, into)
         return
     except subprocess.CalledProcessError as err:
         said = (err.stderr or b"").decode(errors="replace").strip().splitlines()
@@ -155,7 +158,9 @@ def _extract(tar: tarfile.TarFile, into: Path) -> None:
     tar.extractall(into, members=members)
 
 
-def _unpack(pin: Pin, archives: Path, into: Path) -> None:
+def unpack(pin: Pin, archives: Path, into: Path) -> None:
+    """`pin`'s archive in the folder `archives` (checked against the
+    VERSIONS file there) unpacked into `into`, a git checkout of one commit."""
     archive = archives / f"{pin.key}.tgz"
     if not archive.is_file():
         raise FileNotFoundError(f"{archive}: no archive of {pin.repo} in ${ARCHIVES_VARIABLE}")
@@ -172,7 +177,8 @@ def _unpack(pin: Pin, archives: Path, into: Path) -> None:
     _git("commit", "-q", "--no-gpg-sign", "-m", f"{pin.repo} at {pin.commit}", cwd=into)
 
 
-def _clone(pin: Pin, into: Path) -> None:
+def clone(pin: Pin, into: Path) -> None:
+    """`pin`'s commit fetched from GitHub into `into` and checked out."""
     _git("init", "-q", cwd=into)
     _git("fetch", "-q", "--depth", "1", f"https://github.com/{pin.repo}", pin.commit, cwd=into)
     _git("checkout", "-q", "FETCH_HEAD", cwd=into)
