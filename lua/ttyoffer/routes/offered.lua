@@ -62,6 +62,24 @@ function M.skip_reason(opts)
   return reason
 end
 
+--- A spare pty for a command, unless `reason` says why it gets none: its
+--- offer id and slave path, or nil with the reason (or "no pty") counted in
+--- :TtyOffer status.
+--- @param reason string?
+--- @return integer? offer_id
+--- @return string? slave
+function M.take_pty(reason)
+  if not reason then
+    local offer_id, slave = host.take()
+    if offer_id then
+      return offer_id, slave
+    end
+    reason = 'no pty'
+  end
+  records.skipped(reason)
+  return nil
+end
+
 --- The command to spawn instead of `cmd`, with its offer; nil when `cmd`
 --- runs as it is (the reason is counted for `:TtyOffer status`, or there is
 --- none: the spawner itself must judge the command and report its error).
@@ -96,13 +114,8 @@ function M.command(cmd, opts, locate, to_program, leader_only)
       reason = 'environment names /bin/sh would drop'
     end
   end
-  local offer_id, slave
-  if not reason then
-    offer_id, slave = host.take()
-    reason = not offer_id and 'no pty' or nil
-  end
-  if reason then
-    records.skipped(reason)
+  local offer_id, slave = M.take_pty(reason)
+  if not offer_id then
     return nil
   end
   local shell = type(cmd) == 'string' and shell_option.current() or nil

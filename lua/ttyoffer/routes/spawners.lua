@@ -161,13 +161,8 @@ local function fed_system(cmd, opts, on_exit, plain)
   if not reason and type(opts.env) == 'table' and opts.env.GPG_TTY ~= nil then
     reason = 'gpg terminal of its own'
   end
-  local offer_id, slave
-  if not reason then
-    offer_id, slave = host.take()
-    reason = not offer_id and 'no pty' or nil
-  end
-  if reason then
-    records.skipped(reason)
+  local offer_id, slave = offered.take_pty(reason)
+  if not offer_id then
     return plain()
   end
   local given = opts
