@@ -70,20 +70,23 @@ class Case:
     spaced_install: bool = False
 
 
-def fake_called(folder: Path, name: str) -> str:
-    folder.mkdir(parents=True, exist_ok=True)
+def fake_called(folder: Path, name: str, write: bool) -> str:
     program = folder / name
-    program.write_text(FAKE)
-    program.chmod(0o755)
+    if write:
+        folder.mkdir(parents=True, exist_ok=True)
+        program.write_text(FAKE)
+        program.chmod(0o755)
     return str(program)
 
 
-def build_cases(bin_dir: Path) -> dict[str, Case]:
-    ssh = fake_called(bin_dir, "ssh")
-    plink = fake_called(bin_dir / "putty", "plink")
-    tortoise = fake_called(bin_dir / "tortoise", "TortoisePlink.exe")
-    unnamed = fake_called(bin_dir / "own", "my-ssh")
-    spaced = fake_called(bin_dir / "with space", "ssh")
+def build_cases(bin_dir: Path, write: bool = True) -> dict[str, Case]:
+    """The cases, their fake programs written into `bin_dir` (not when only
+    their names are wanted)."""
+    ssh = fake_called(bin_dir, "ssh", write)
+    plink = fake_called(bin_dir / "putty", "plink", write)
+    tortoise = fake_called(bin_dir / "tortoise", "TortoisePlink.exe", write)
+    unnamed = fake_called(bin_dir / "own", "my-ssh", write)
+    spaced = fake_called(bin_dir / "with space", "ssh", write)
     cfg = "-F /dev/null -o BatchMode=yes"
     port_url = "ssh://git@example.invalid:2222/repo.git"
     return {
@@ -208,7 +211,7 @@ def run_git(tmp: Path, case: Case, bin_dir: Path, wrapped: bool) -> tuple[int, s
     return done.returncode, done.stderr.replace(str(side), "SIDE"), calls
 
 
-CASES = build_cases(Path("/nonexistent"))  # for the ids only
+CASES = build_cases(Path("/nonexistent"), write=False)  # for the ids only: nothing written
 
 
 @pytest.mark.parametrize("name", list(CASES))
