@@ -40,7 +40,7 @@ from .ending import NOT_STARTED, Ending
 REPLAY_BYTES = 256 * 1024
 # The recording's bound, kept while it is written (sessionwrap.Ring: two
 # files of half this each).
-RECORDING_BYTES = 1024 * 1024
+RECORDING_BYTES = rules.RECORDING_BYTES
 # A status file is a few dozen bytes; what is larger is not ours.
 STATUS_MAX_BYTES = 4096
 WRAPPER = str(Path(__file__).with_name("sessionwrap.py"))

@@ -41,7 +41,8 @@ import stat
 import sys
 import time
 
-# Keep in step with sessions.RECORDING_BYTES.
+# rules.RECORDING_BYTES: this module runs alone and imports nothing of ours
+# (tests/nvim/test_run_rules.py holds the two equal).
 RECORDING_BYTES = 1024 * 1024
 READ_SIZE = 1024 * 1024
 # The FIFO's buffer: larger than the default 64 KB, so that script, writing a
