@@ -650,13 +650,13 @@ def test_the_ring_keeps_the_last_of_the_output_in_its_bound(tmp_path: Path) -> N
     )
     assert recorder.first
     # The ending: written 0600 by rename, read back; anything else is not one.
-    sessionwrap.write_status(fd, "r", {"code": 3, "signal": 0, "reason": "exited", "message": ""})
+    sessionwrap.write_status(fd, "r", sessionwrap.Status(3))
     ending = sessions.read_ending(session)
     assert ending is not None and (ending.code, ending.describe()) == (3, "exited 3")
     assert stat.S_IMODE(session.status.stat().st_mode) == 0o600
     session.status.unlink()
     session.status.symlink_to(tmp_path / "planted")
-    (tmp_path / "planted").write_text('{"code": 0, "signal": 0, "reason": "exited", "message": ""}')
+    (tmp_path / "planted").write_text("0 0 exited 0\n")
     assert sessions.read_ending(session) is None
     os.close(fd)
 

@@ -312,6 +312,12 @@ _FIXED: dict[str, object] = {
 }
 
 
+def wrapper() -> str:
+    """The far side's wrapper, as script(1) runs it there (REMOTE_WRAPPER,
+    filled in)."""
+    return _filled(REMOTE_WRAPPER, _FIXED)
+
+
 def _filled(template: str, values: dict[str, object]) -> str:
     """`template` with each __PLACEHOLDER__ of `values` filled in, in one pass."""
     return _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)

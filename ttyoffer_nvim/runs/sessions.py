@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..term.text import sanitize
 from . import rules
-from .ending import NOT_STARTED, Ending
+from .ending import Ending
 
 # Bytes of the recording replayed on attach.
 REPLAY_BYTES = 256 * 1024
@@ -200,12 +200,9 @@ def _open_ours(path: Path) -> int | None:
     return fd
 
 
-_REASONS = ("exited", "signal", *NOT_STARTED)
-
-
 def read_ending(session: SessionPaths) -> Ending | None:
-    """The session's NAME.status, or None when there is none (or it is not
-    one of ours)."""
+    """The session's NAME.status (Ending.status_line), or None when there is
+    none (or it is not one of ours)."""
     fd = _open_ours(session.status)
     if fd is None:
         return None
@@ -215,25 +212,12 @@ def read_ending(session: SessionPaths) -> Ending | None:
         return None
     finally:
         os.close(fd)
-    try:
-        data = json.loads(raw) if len(raw) <= STATUS_MAX_BYTES else None
-    except ValueError:
+    if len(raw) > STATUS_MAX_BYTES:
         return None
-    if not isinstance(data, dict):
+    ending = Ending.from_status_line(raw.decode("utf-8", "replace"))
+    if ending is None:
         return None
-    code, signum, reason = data.get("code"), data.get("signal"), data.get("reason")
-    message, ended = data.get("message", ""), data.get("ended", 0)
-    if not (
-        isinstance(code, int) and isinstance(signum, int) and reason in _REASONS and isinstance(message, str)
-    ):
-        return None
-    return Ending(
-        code,
-        signum,
-        str(reason),
-        sanitize(message, 200),
-        float(ended) if isinstance(ended, (int, float)) else 0.0,
-    )
+    return Ending(ending.code, ending.signal, ending.reason, sanitize(ending.message, 200), ending.ended)
 
 
 def _read_tail(path: Path, size: int) -> bytes:
