@@ -654,6 +654,14 @@ def test_the_ring_keeps_the_last_of_the_output_in_its_bound(tmp_path: Path) -> N
     ending = sessions.read_ending(session)
     assert ending is not None and (ending.code, ending.describe()) == (3, "exited 3")
     assert stat.S_IMODE(session.status.stat().st_mode) == 0o600
+    # What the wrapper of an earlier version, still running, writes.
+    session.status.write_text('{"code": 143, "signal": 15, "reason": "signal", "message": "", "ended": 1.5}')
+    ending = sessions.read_ending(session)
+    assert ending is not None and (ending.code, ending.describe(), ending.ended) == (
+        143,
+        "killed by SIGTERM",
+        1.5,
+    )
     session.status.unlink()
     session.status.symlink_to(tmp_path / "planted")
     (tmp_path / "planted").write_text("0 0 exited 0\n")

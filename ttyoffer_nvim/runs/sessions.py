@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..term.text import sanitize
 from . import rules
-from .ending import Ending
+from .ending import STATUS_REASONS, Ending
 
 # Bytes of the recording replayed on attach.
 REPLAY_BYTES = 256 * 1024
@@ -214,10 +214,27 @@ def read_ending(session: SessionPaths) -> Ending | None:
         os.close(fd)
     if len(raw) > STATUS_MAX_BYTES:
         return None
-    ending = Ending.from_status_line(raw.decode("utf-8", "replace"))
+    ending = Ending.from_status_line(raw.decode("utf-8", "replace")) or _json_status(raw)
     if ending is None:
         return None
     return Ending(ending.code, ending.signal, ending.reason, sanitize(ending.message, 200), ending.ended)
+
+
+def _json_status(raw: bytes) -> Ending | None:
+    """The JSON status the wrapper wrote before its status line: a session
+    started by an earlier version may still be running, and end with it."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    code, signum, reason = data.get("code"), data.get("signal"), data.get("reason")
+    message, ended = data.get("message", ""), data.get("ended", 0)
+    if not (isinstance(code, int) and isinstance(signum, int) and reason in STATUS_REASONS):
+        return None
+    when = float(ended) if isinstance(ended, (int, float)) else 0.0
+    return Ending(code, signum, str(reason), message if isinstance(message, str) else "", when)
 
 
 def _read_tail(path: Path, size: int) -> bytes:
