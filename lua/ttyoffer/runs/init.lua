@@ -41,7 +41,8 @@ local next_id = 1
 --- @param fed boolean
 --- @return ttyoffer.Pane
 local function open_pane(run, placement, fed)
-  return pane_ui.open({
+  local pane
+  pane = pane_ui.open({
     id = run.id,
     title = run.title,
     placement = placement,
@@ -49,12 +50,17 @@ local function open_pane(run, placement, fed)
       run._backend.write(run, data)
     end or nil,
     on_close = function()
-      run:close()
+      -- Not a pane swapped for another (the host did not come): wiping it
+      -- from inside its own wipe failed (E937) and closed the run.
+      if run.pane == pane then
+        run:close()
+      end
     end,
     close_question = function()
       return run:close_question()
     end,
   })
+  return pane
 end
 
 --- A new run of `spec`, in the table (its pane not open yet).
@@ -109,7 +115,9 @@ local function start_when_the_host_is_ready(run, spec)
       backends.start_on_host(run, spec)
       return
     end
-    pane_ui.close(run.pane)
+    local channel_pane = run.pane
+    run.pane = nil
+    pane_ui.close(channel_pane)
     run.pane = open_pane(run, spec.placement, false)
     backends.start_as_job(run, spec)
   end)
