@@ -99,6 +99,37 @@ def test_the_scan_sees_the_branches_it_should() -> None:
     ]
 
 
+# A method of the protocol (host/protocol.lua: `name = { kind = ... }`).
+_METHOD = re.compile(r"^  (\w+) = \{ kind = '(?:request|notify)'", re.M)
+
+
+def test_each_kinds_requests_are_made_in_its_module_once() -> None:
+    # A method the kinds ask is asked nowhere else, and once in each kind's
+    # module that asks it: what changes it at the protocol (the generic
+    # run_sessions, run_session_kill...) changes one line per kind.
+    methods = _METHOD.findall((ROOT / "lua" / "ttyoffer" / "host" / "protocol.lua").read_text())
+    assert "session_kill" in methods and "remote_signal" in methods
+    named: dict[str, dict[str, int]] = {}
+    for path in sorted((ROOT / "lua" / "ttyoffer").rglob("*.lua")):
+        name = str(path.relative_to(ROOT))
+        if name in GENERATED:
+            continue
+        code = "\n".join(require_graph._code(path.read_text()))
+        for method in methods:
+            count = len(re.findall(rf"""(['"]){method}\1""", code))
+            if count:
+                named.setdefault(method, {})[name] = count
+    kinds_methods = {m for m, files in named.items() if any("/runs/kinds/" in f for f in files)}
+    assert {"sessions", "tmux_prepare", "remote_kill", "run_signal"} <= kinds_methods
+    wrong = {m: files for m, files in named.items() if m in kinds_methods and set(files.values()) != {1}}
+    wrong |= {
+        m: files
+        for m, files in named.items()
+        if m in kinds_methods and any("/kinds/" not in f for f in files)
+    }
+    assert wrong == {}, "a kind's request, asked outside its module or twice in it"
+
+
 def test_every_kind_implements_the_interface(lua: Any) -> None:
     missing = lua(
         "local kinds = require('ttyoffer.runs.kinds') local missing = {} "
