@@ -17,7 +17,6 @@ PRODUCT = ("lua", "ttyoffer_nvim", "rplugin", "libexec", "plugin")
 # ceiling: lengths may go down, never up.
 LONG = {
     "ttyoffer_nvim/runs/runs.py": 831,
-    "lua/ttyoffer/runs/init.lua": 687,
     "ttyoffer_nvim/runs/sessions.py": 647,
     "ttyoffer_nvim/runs/tmux.py": 577,
     "libexec/ttyoffer-lead.c": 628,  # the C leader: one program, one file
