@@ -122,7 +122,7 @@ end
 
 --- A remote list or kill answered after its request stopped waiting.
 function M.remote_answer(dest, action, name, answer)
-  require('ttyoffer.runs.remote').answered(dest, action, name, answer)
+  require('ttyoffer.runs.kinds.remote').answered(dest, action, name, answer)
 end
 
 --- The command asked while the editor served nothing, and was hung up.

@@ -331,7 +331,7 @@ local function check_runs(host)
   end
   -- The session folder: refused (never tightened) when it is not yours alone
   -- (the host's words for it: sessions.session_folder).
-  local _, folder_error = require('ttyoffer.runs').sessions()
+  local _, folder_error = require('ttyoffer.runs.kinds.dtach').sessions()
   if
     folder_error
     and (folder_error:find('open to others', 1, true) or folder_error:find('not a folder of yours', 1, true))

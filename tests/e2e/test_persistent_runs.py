@@ -68,7 +68,7 @@ def last_run(ed: Editor) -> int:
 
 
 def listed(ed: Editor) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = ed.lua("return (require('ttyoffer.runs').sessions())")
+    found: list[dict[str, Any]] = ed.lua("return (require('ttyoffer.runs.kinds.dtach').sessions())")
     return found
 
 
@@ -179,7 +179,7 @@ def test_hostile_names_are_refused_and_reach_no_shell_and_no_path(
             )
             assert "is not a session name" in err and f'say "{sanitize_name(name)}"' in err, err
             # The host refuses them too (another caller, an older editor).
-            kill = "local a, e = require('ttyoffer.runs').kill_session(...) return {a == nil, e}"
+            kill = "local a, e = require('ttyoffer.runs.kinds.dtach').kill_session(...) return {a == nil, e}"
             refused, why = ed.lua(kill, name)
             assert refused and "is not a session name" in why, why
         assert listed(ed) == []
@@ -582,7 +582,9 @@ def test_a_loose_session_folder_is_refused_and_nothing_in_a_folder_followed(
             result = result_of(ed, run_id)
             assert (result["code"], result["reason"]) == (127, "cannot_start")
             assert "is open to others (mode 0777)" in result["message"]
-            assert "is open to others" in ed.lua("return select(2, require('ttyoffer.runs').sessions())")
+            assert "is open to others" in ed.lua(
+                "return select(2, require('ttyoffer.runs.kinds.dtach').sessions())"
+            )
             ed.nvim.command("checkhealth ttyoffer")
             report = "\n".join(ed.nvim.current.buffer[:])
             assert "Persistent runs (:TtyRun!) cannot start:" in report and "open to others" in report, report

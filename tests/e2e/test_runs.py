@@ -301,6 +301,26 @@ def test_without_a_host_a_run_still_runs(tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e
+def test_a_run_waiting_for_a_host_that_never_comes_runs_as_a_job(tmp_path: Path) -> None:
+    # Asked while the host starts (a failure forgotten, as :TtyOffer install
+    # does): the run's channel pane is swapped for a job's, once. Wiping the
+    # first pane used to close the run from inside its own wipe (E937).
+    sandbox = Sandbox(tmp_path / "nvim", extra_init="vim.g.python3_host_prog = '/nonexistent/python3'\n")
+    with editor(sandbox, wait_host=False) as ed:
+        wait_until(lambda: ed.lua("return require('ttyoffer.host').get_state()") == "failed", what="no host")
+        ed.lua("require('ttyoffer.host').forget_failure()")
+        windows = ed.lua("return #vim.api.nvim_list_wins()")
+        run_id = start(ed, argv=["sh", "-c", "echo fell back; exec sleep 100"])
+        wait_until(lambda: "fell back" in ed.run_pane(run_id), what="the output, in the job's pane")
+        assert ed.lua("return require('ttyoffer.runs').get(...).backend", run_id) == "job"
+        assert ed.lua("return #vim.api.nvim_list_wins()") == windows + 1
+        assert "E937" not in ed.nvim.api.exec2("messages", {"output": True})["output"]
+        assert exits(ed, run_id) == []
+        ed.lua("require('ttyoffer.runs').get(...):kill('TERM')", run_id)
+        assert wait_exit(ed, run_id)["code"] == 143
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize("placement", ["split", "float", "tab"])
 def test_each_placement_opens_a_pane_with_its_bar(ed: Editor, placement: str) -> None:
     tabs = ed.lua("return #vim.api.nvim_list_tabpages()")

@@ -86,7 +86,7 @@ def alive(pid: int) -> bool:
 
 
 def sessions(ed: Editor) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = ed.lua("return (require('ttyoffer.runs').tmux_sessions())")
+    found: list[dict[str, Any]] = ed.lua("return (require('ttyoffer.runs.kinds.tmux').sessions())")
     return found
 
 

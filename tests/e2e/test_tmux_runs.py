@@ -39,7 +39,7 @@ def tmux_editor(sandbox: Sandbox, tmux_dir: Path) -> Iterator[tuple[Editor, Any]
 
 
 def names(ed: Editor) -> list[str]:
-    return [s["name"] for s in ed.lua("return (require('ttyoffer.runs').tmux_sessions())")]
+    return [s["name"] for s in ed.lua("return (require('ttyoffer.runs.kinds.tmux').sessions())")]
 
 
 def test_a_run_is_a_tmux_session_real_terminals_see(tmux_editor: tuple[Editor, Any], tmp_path: Path) -> None:
@@ -59,13 +59,13 @@ def test_a_run_is_a_tmux_session_real_terminals_see(tmux_editor: tuple[Editor, A
         what="the session from outside",
     )
     assert f"made in tmux hi {tmp_path}" in seen
-    session = ed.lua("return (require('ttyoffer.runs').tmux_sessions())")[0]
+    session = ed.lua("return (require('ttyoffer.runs.kinds.tmux').sessions())")[0]
     assert (session["command"], session["attached"]) == ("sleep", 1)
     listing = ed.nvim.api.exec2("TtyRun list", {"output": True})["output"]
     assert "ttyoffer-build" in listing and "sleep" in listing
     # Closing the pane detaches the client; the session goes on.
     ed.lua("require('ttyoffer.runs').get(...):close()", run_id)
-    wait_until(lambda: ed.lua("return (require('ttyoffer.runs').tmux_sessions())")[0]["attached"] == 0)
+    wait_until(lambda: ed.lua("return (require('ttyoffer.runs.kinds.tmux').sessions())")[0]["attached"] == 0)
     assert names(ed) == ["ttyoffer-build"]
 
 
@@ -96,7 +96,7 @@ def test_a_busy_pane_is_adopted_for_a_pane_and_given_a_window_for_a_command(
     # Asked for the pane only: adopted.
     run_id = ed.lua("return require('ttyoffer').run({tmux = 'busy'}).id")
     wait_until(lambda: ed.lua("return require('ttyoffer.runs').get(...).pid", run_id), what="the client")
-    wait_until(lambda: ed.lua("return (require('ttyoffer.runs').tmux_sessions())")[0]["attached"] == 1)
+    wait_until(lambda: ed.lua("return (require('ttyoffer.runs.kinds.tmux').sessions())")[0]["attached"] == 1)
 
 
 def test_state_is_read_from_tmux_and_only_ours_is_killed(tmux_editor: tuple[Editor, Any]) -> None:
@@ -108,7 +108,9 @@ def test_state_is_read_from_tmux_and_only_ours_is_killed(tmux_editor: tuple[Edit
     outside("kill-session", "-t", "=ttyoffer-a")
     assert names(ed) == ["ttyoffer-b"]  # the next read
     for foreign in ("main", "ttyoffer-b;main", "../main", "ttyoffer-"):
-        err = ed.lua("local ended, err = require('ttyoffer.runs').kill_tmux(...) return err", foreign)
+        err = ed.lua(
+            "local ended, err = require('ttyoffer.runs.kinds.tmux').kill_session(...) return err", foreign
+        )
         assert "not a session of ttyoffer's" in err, (foreign, err)
     assert outside("has-session", "-t", "=main").returncode == 0
     out = ed.nvim.api.exec2("TtyRun tmux-kill ttyoffer-b", {"output": True})["output"]

@@ -86,9 +86,9 @@ DESTINATIONS = [
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_session_name_is_checked_alike(lua: Any, name: str) -> None:
-    runspec = "require('ttyoffer.runs.runspec')"
-    assert lua(f"return {runspec}.sanitized_session(...)", name) == sessions.sanitize_name(name)
-    problem = lua(f"return {runspec}.session_name_problem(...) or vim.NIL", name)
+    names = "require('ttyoffer.runs.names')"
+    assert lua(f"return {names}.sanitized_session(...)", name) == sessions.sanitize_name(name)
+    problem = lua(f"return {names}.session_name_problem(...) or vim.NIL", name)
     assert problem == sessions.refusal(name)
 
 
@@ -96,13 +96,13 @@ def test_a_session_name_is_checked_alike(lua: Any, name: str) -> None:
 @given(name=st.text(max_size=50))
 def test_any_session_name_sanitises_alike(lua: Any, name: str) -> None:
     assert lua(
-        "return require('ttyoffer.runs.runspec').sanitized_session(...)", name
+        "return require('ttyoffer.runs.names').sanitized_session(...)", name
     ) == sessions.sanitize_name(name)
 
 
 @pytest.mark.parametrize("dest", DESTINATIONS)
 def test_a_destination_is_checked_alike(lua: Any, dest: str) -> None:
-    problem = lua("return require('ttyoffer.runs.runspec').destination_problem(...) or vim.NIL", dest)
+    problem = lua("return require('ttyoffer.runs.names').destination_problem(...) or vim.NIL", dest)
     assert (problem is None) == (remote.refusal(dest) is None), dest
 
 

@@ -10,9 +10,9 @@ import re
 from harness import ROOT
 
 FORMER_FIELDS = ("state", "chan", "job", "pid", "error", "stderr", "python", "dry", "retired", "shrink_delay")
-# Modules that still read a former field: the runs, whose refactor is under
-# way elsewhere. None may join.
-READERS = {"lua/ttyoffer/runs/init.lua"}
+# Modules that still read a former field. None may join (the runs, the last
+# ones, moved to the functions with their kinds).
+READERS: set[str] = set()
 # `host.state`, not `host.state()` nor a module `ttyoffer.host.python`.
 _FIELD = re.compile(r"(?<![\w.])host\.(" + "|".join(FORMER_FIELDS) + r")\b(?!\s*\()")
 

@@ -99,7 +99,7 @@ def test_a_marker_without_the_nonce_is_output() -> None:
 
 
 def test_the_editor_splits_dest_name_and_checks_both_before_any_pane(lua: Any) -> None:
-    split = "return {require('ttyoffer.runs.runcmd').split_remote(...)}"
+    split = "return {require('ttyoffer.runs.kinds').split_address(...)}"
     assert lua(split, "devbox:build") == ["devbox", "build"]
     assert lua(split, "ssh://me@host:2222:build") == ["ssh://me@host:2222", "build"]
     assert lua(split, "[::1]:22:x") == ["[::1]:22", "x"]
@@ -118,7 +118,7 @@ def test_ssh_hosts_of_the_users_config_complete(lua: Any, tmp_path: Path) -> Non
     )
     hosts = lua(
         "local home = vim.env.HOME vim.env.HOME = ... "
-        "local ok, hosts = pcall(require('ttyoffer.runs.runcmd').ssh_hosts) vim.env.HOME = home "
+        "local ok, hosts = pcall(require('ttyoffer.runs.kinds.remote').places) vim.env.HOME = home "
         "return ok and hosts or {}",
         str(tmp_path),
     )

@@ -2,11 +2,12 @@
 -- error naming the fix, and nothing is spawned.
 local M = {}
 
-local rules = require('ttyoffer.runs.rules')
+local kinds = require('ttyoffer.runs.kinds')
 
 M.placements = { 'split', 'float', 'tab' }
 
-local KNOWN = { 'title', 'argv', 'env', 'cwd', 'on_exit', 'placement', 'persist', 'tmux', 'host' }
+-- Every run's options, then those that choose its kind (kinds.keys()).
+local KNOWN = vim.list_extend({ 'title', 'argv', 'env', 'cwd', 'on_exit', 'placement' }, kinds.keys())
 
 local function fail(fmt, ...)
   error(string.format('(ttyoffer) run(): ' .. fmt, ...), 0)
@@ -48,46 +49,6 @@ local function check_env(env)
   end
 end
 
---- What the host's session-name sanitiser (sessions.sanitize_name) makes
---- of `name`, by the rule generated from it (rules.session_name; a UTF-8
---- character becomes one '-').
---- @param name string
---- @return string
-function M.sanitized_session(name)
-  local rule = rules.session_name
-  local cleaned = name:gsub('[\192-\255][\128-\191]*', '-'):gsub(rule.unsafe, '-')
-  cleaned = cleaned:gsub('^%-+', ''):sub(1, rule.length):gsub('%-+$', '')
-  return cleaned ~= '' and cleaned or rule.default
-end
-
---- Why `name` is not a persistent session's name, or nil: a name the
---- sanitiser would change is refused (never merged into another session).
---- @param name string
---- @return string?
-function M.session_name_problem(name)
-  if name ~= '' and M.sanitized_session(name) == name then
-    return nil
-  end
-  local rule = rules.session_name
-  return rules.fill(rule.refusal, {
-    shown = vim.inspect(name),
-    rule = rule.rule,
-    suggested = vim.inspect(M.sanitized_session(name)),
-  })
-end
-
---- Why `dest` is not an ssh destination we pass on, or nil (the host
---- checks it again: remote.refusal).
---- @param dest string
---- @return string?
-function M.destination_problem(dest)
-  local rule = rules.destination
-  if #dest <= rule.length and dest:match('^' .. rule.first .. rule.rest .. '*$') then
-    return nil
-  end
-  return rules.fill(rule.refusal, { shown = vim.inspect(dest) })
-end
-
 --- @class ttyoffer.RunSpec
 --- @field title string
 --- @field argv string[]
@@ -95,43 +56,10 @@ end
 --- @field cwd string
 --- @field on_exit function?
 --- @field placement string
---- @field persist string?
---- @field tmux string?
-
---- The session keys: persist (a name), host (with persist), tmux (a name;
---- not with persist).
---- @param opts table
-local function check_session(opts)
-  for _, key in ipairs({ 'persist', 'tmux' }) do
-    if opts[key] ~= nil and type(opts[key]) ~= 'string' then
-      fail('%s must be a session name (a string), got %s', key, type(opts[key]))
-    end
-  end
-  if opts.persist then
-    local problem = M.session_name_problem(opts.persist)
-    if problem then
-      fail('persist: %s', problem)
-    end
-  end
-  if opts.host ~= nil then
-    if type(opts.host) ~= 'string' then
-      fail('host must be an ssh destination (a string), got %s', type(opts.host))
-    end
-    if not opts.persist then
-      fail('host needs persist: a run on another machine is a persistent session there')
-    end
-    local problem = M.destination_problem(opts.host)
-    if problem then
-      fail('host: %s', problem)
-    end
-  end
-  if opts.persist and opts.tmux then
-    fail('persist and tmux are two kinds of session; give one')
-  end
-  if opts.tmux and vim.fn.executable('tmux') ~= 1 then
-    fail('tmux is not installed: sudo apt-get install tmux (or leave tmux out)')
-  end
-end
+--- @field kind ttyoffer.RunKind
+--- @field session string? the session's name, as given
+--- @field where string? where the session is (another machine)
+--- @field label string? how the session is named to the user
 
 --- The run's folder, absolute: the current one when none is given.
 --- @param cwd any
@@ -153,13 +81,12 @@ end
 --- The bar's title: the caller's, or the command; a session's names it.
 --- @param opts table
 --- @param argv string[]
+--- @param choice ttyoffer.RunKindChoice
 --- @return string
-local function title_of(opts, argv)
+local function title_of(opts, argv, choice)
   local title = opts.title or table.concat(argv, ' ')
-  local session = opts.persist or opts.tmux
-  if session and not opts.title then
-    local where = opts.host and (opts.host .. ':') or (opts.tmux and 'tmux ' or '')
-    title = where .. session .. (#argv > 0 and (': ' .. title) or '')
+  if choice.label and not opts.title then
+    title = choice.label .. (#argv > 0 and (': ' .. title) or '')
   end
   return title
 end
@@ -176,10 +103,13 @@ function M.check(opts)
       fail('unknown key %s; known keys: %s (see :help ttyoffer.run())', vim.inspect(key), table.concat(KNOWN, ', '))
     end
   end
-  check_session(opts)
+  local choice, problem = kinds.choose(opts)
+  if not choice then
+    fail('%s', problem)
+  end
   -- A session may be attached to by name alone (or started with the login
   -- shell).
-  if not ((opts.persist or opts.tmux) and opts.argv == nil) then
+  if not (choice.kind.attaches_by_name and opts.argv == nil) then
     check_argv(opts.argv)
   end
   check_env(opts.env)
@@ -198,17 +128,15 @@ function M.check(opts)
     env[name] = tostring(value)
   end
   local argv = vim.deepcopy(opts.argv or {})
-  return {
-    title = title_of(opts, argv),
+  -- With the kind's choice: kind, session, where, label.
+  return vim.tbl_extend('error', {
+    title = title_of(opts, argv, choice),
     argv = argv,
-    persist = opts.persist,
-    tmux = opts.tmux,
-    host = opts.host,
     env = env,
     cwd = checked_cwd(opts.cwd),
     on_exit = opts.on_exit,
     placement = placement,
-  }
+  }, choice)
 end
 
 return M
