@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 from pathlib import Path
 
 from ..term import procfs
@@ -125,20 +124,9 @@ def signal_program(session: SessionPaths, signum: int) -> bool:
     if pid is None:
         return False
     parent = table.stat[pid].ppid
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:
-        return False
-    try:
+    with procfs.pinned(pid) as pidfd:
         info = procfs.stat(pid)
-        if info is None or info.ppid != parent:
-            return False
-        signal.pidfd_send_signal(pidfd, signum)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(pidfd)
+        return info is not None and info.ppid == parent and procfs.send_signal(pidfd, signum)
 
 
 def _readlink(path: str) -> str:

@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...term import procfs
+from ...term.exitwatch import ExitWatch
 from ...term.text import sanitize
 from .. import tmux as tmux_runs
 from ..ending import Ending
@@ -147,20 +149,11 @@ async def signal_pane(tmux: tmux_runs.Tmux, pane: str, signum: int) -> bool:
     state = await tmux_runs.pane_state(tmux, pane)
     if state is None or state.dead:
         return False
-    try:
-        pidfd = os.pidfd_open(state.pid)
-    except OSError:
-        return False
-    try:
-        present, ending = await tmux_runs.pane_ending(tmux, pane)
-        if not present or ending is not None:
+    with procfs.pinned(state.pid) as pidfd:
+        if pidfd < 0:
             return False
-        signal.pidfd_send_signal(pidfd, signum)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(pidfd)
+        present, ending = await tmux_runs.pane_ending(tmux, pane)
+        return present and ending is None and procfs.send_signal(pidfd, signum)
 
 
 async def kill(tmux: tmux_runs.Tmux, session: str) -> bool:
@@ -187,9 +180,9 @@ class TmuxKind(RunKind):
         self.tmux: tmux_runs.Tmux | None = None
         self.pane = ""
         self.asked = False
-        # The pane's program, watched through a pidfd of its own: tmux does
+        # The pane's program, watched for its exit on its own: tmux does
         # not always see it die (tmux.zombie_ending).
-        self.pidfd = -1
+        self.watch: ExitWatch | None = None
         self.ending: Ending | None = None
 
     @classmethod
@@ -218,7 +211,7 @@ class TmuxKind(RunKind):
         hooks.task(self._watch(hooks, run))
 
     async def _watch(self, hooks: RunHooks, run: Run) -> None:
-        """Watch the pane's program itself (a pidfd), once it is known to
+        """Watch the pane's program itself (ExitWatch), once it is known to
         be the tmux server's child: its end ends the run even where tmux
         does not see it (the client would stay attached to a dead pane)."""
         assert self.tmux is not None
@@ -226,22 +219,16 @@ class TmuxKind(RunKind):
             state = await tmux_runs.pane_state(self.tmux, self.pane)
             if state is None or state.dead or not run.running or run.forgotten:
                 return
-            try:
-                pidfd = os.pidfd_open(state.pid)
-            except OSError:
-                return
+            watch = ExitWatch(hooks.loop, state.pid, lambda: self._program_ended(hooks, run))
             if not state.server_pid or tmux_runs.server_of(state.pid) != state.server_pid:
-                os.close(pidfd)  # not the program any more
+                watch.cancel()  # not the program any more
                 return
-            self.pidfd = pidfd
-            hooks.loop.add_reader(pidfd, self._program_ended, hooks, run)
+            self.watch = watch
 
     def let_go(self, hooks: RunHooks, run: Run) -> None:
-        if self.pidfd >= 0:
-            hooks.loop.remove_reader(self.pidfd)
-            with contextlib.suppress(OSError):
-                os.close(self.pidfd)
-            self.pidfd = -1
+        if self.watch is not None:
+            self.watch.cancel()
+            self.watch = None
 
     def _program_ended(self, hooks: RunHooks, run: Run) -> None:
         self.let_go(hooks, run)
