@@ -213,15 +213,21 @@ class TmuxKind(RunKind):
     async def _watch(self, hooks: RunHooks, run: Run) -> None:
         """Watch the pane's program itself (ExitWatch), once it is known to
         be the tmux server's child: its end ends the run even where tmux
-        does not see it (the client would stay attached to a dead pane)."""
+        does not see it (the client would stay attached to a dead pane).
+        A program already gone by then (killed as the pane opened, on a
+        loaded machine) is as one seen going: tmux may not have seen it."""
         assert self.tmux is not None
         with contextlib.suppress(tmux_runs.TmuxError):
             state = await tmux_runs.pane_state(self.tmux, self.pane)
-            if state is None or state.dead or not run.running or run.forgotten:
+            if state is None or not run.running or run.forgotten:
+                return
+            if state.dead:
+                self._program_ended(hooks, run)
                 return
             watch = ExitWatch(hooks.loop, state.pid, lambda: self._program_ended(hooks, run))
             if not state.server_pid or tmux_runs.server_of(state.pid) != state.server_pid:
-                watch.cancel()  # not the program any more
+                watch.cancel()  # its pid is not the program's any more: it has gone
+                self._program_ended(hooks, run)
                 return
             self.watch = watch
 
