@@ -3,9 +3,10 @@
 --
 -- The main module of the part offer/ (prompts, window, labels, focus,
 -- typing, hitenter, waiting, held, records, unserved): what the user sees
--- and types when a command asks. It requires only offer/, host/, shared/ and config; nothing
--- here requires back up the chain of parts (shared/ and config < host/ <
--- offer/ < routes/ < runs/ < the entry points; scripts/require_graph.py).
+-- and types when a command asks. It requires only offer/, host/, shared/
+-- and config; nothing here requires back up the chain of parts (shared/
+-- and config < host/ < offer/ < routes/ < runs/ < the entry points;
+-- scripts/require_graph.py).
 local M = {}
 
 local api = vim.api
