@@ -77,6 +77,9 @@ def tui(sandbox: Sandbox, tmp_path: Path) -> Iterator[tuple[Tui, Editor]]:
         ed.wait_host()
         term.wait_text("first line of the notes")
         term.type(f":luafile {helpers}\r")
+        # Typed keys come after RPC requests already queued: the tests'
+        # first look at _G.spawned could come before the file ran.
+        wait_until(lambda: ed.lua("return _G.spawned ~= nil"), what="the spawners' file run")
         yield term, ed
     finally:
         nvim.close()

@@ -21,7 +21,6 @@ LONG = {
     "ttyoffer_nvim/runs/tmux.py": 577,
     "libexec/ttyoffer-lead.c": 628,  # the C leader: one program, one file
     "ttyoffer_nvim/bridge.py": 511,
-    "lua/ttyoffer/offer/prompts.lua": 478,
 }
 
 
