@@ -30,6 +30,15 @@
  * empty. If the slave cannot be opened (the pty went with a dying host),
  * the program is exec'd as it is: it runs as it would without the plugin.
  *
+ * When the plugin hangs the terminal up (a prompt declined, or one no key
+ * could reach: a blocked editor, a plugin's own wait), the command ends by
+ * that SIGHUP, where stock's, with no terminal at all, would have failed
+ * with a code of its own. A caller that reads only the exit code (luv's
+ * on_exit gives code 0 and signal 1 for a death by signal; mini.deps) would
+ * take it for a success: so the leader exits with 129 (128 + SIGHUP), a
+ * failure whatever is read. Every other end is mirrored as it is,
+ * including a SIGHUP the caller or anyone else sends (see hang_up_of()).
+ *
  * Every wrapped spawn pays this program's start, so on x86-64 and arm64 it
  * is built without libc (LEAD_FREESTANDING: the system calls below, and a
  * _start of its own). A static glibc program spends its start probing the
@@ -388,7 +397,15 @@ __attribute__((noreturn)) static void run(char **argv, char **envp) {
 static const int FORWARDED[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE};
 #define NFORWARDED (sizeof FORWARDED / sizeof FORWARDED[0])
 
+/* What the plugin's own hang-up of a terminal carries: sent with
+ * sigqueue(3) (SI_QUEUE), this value (the whole word, as a pointer) says the
+ * SIGHUP is the terminal's going, as the kernel's own says it by SI_KERNEL.
+ * The same as HANG_UP_MARK of ttyoffer_nvim/term/hangup.py (a test holds
+ * them equal). */
+#define LEAD_HANG_UP_MARK 0x74746875UL
+
 static volatile int program;      /* the child, once forked */
+static volatile int hung_up;      /* the terminal's hang-up reached the leader */
 static volatile int to_group = 1; /* pass signals to its group, or to it */
 static volatile int watcher;      /* the watcher's pid once started (-1: it could not be) */
 static int terminal = -1;         /* the leader's descriptor of the slave */
@@ -420,14 +437,30 @@ __attribute__((noreturn)) static void watch_leader(int leader, int group) {
     sys_exit(0);
 }
 
+/* Whether this signal is the terminal's hang-up, which only the plugin
+ * causes: the kernel's SIGHUP to the session leader when the last copy of
+ * the pty's master closes, or the plugin's own, sent first (its keeper may
+ * hold the last copy a moment longer) and marked. A SIGHUP from kill(2)
+ * (`kill -HUP`, uv.kill(), handle:kill('sighup')) is someone else's:
+ * SI_USER, passed on and mirrored as stock's. */
+static int hang_up_of(int sig, const siginfo_t *info) {
+    if (sig != SIGHUP)
+        return 0;
+    return info->si_code == SI_KERNEL ||
+           (info->si_code == SI_QUEUE && (unsigned long)info->si_value.sival_ptr == LEAD_HANG_UP_MARK);
+}
+
 /* A signal for the leader is the program's: sent on to where the caller's
  * signal would have gone in stock (a group for jobstop(), the program for
- * vim.system()'s kill()). The terminal's hang-up (the kernel's SIGHUP to
- * the session leader) goes to the group, as the kernel would send it. */
+ * vim.system()'s kill()). The terminal's hang-up goes to the group, as the
+ * kernel would send it. */
 static void forward(int sig, siginfo_t *info, void *context) {
     (void)context;
+    int hang_up = hang_up_of(sig, info);
+    if (hang_up)
+        hung_up = 1;
     if (program > 0) {
-        int group = to_group || (sig == SIGHUP && info->si_code == SI_KERNEL);
+        int group = to_group || hang_up;
         sys_kill(group ? -program : program, sig);
         if (to_group && watcher == 0) {
             int leader = (int)sys_getpid();
@@ -446,8 +479,11 @@ static void forward(int sig, siginfo_t *info, void *context) {
 }
 
 /* End as the program ended: its exit status, or its signal (without a
- * core of the leader's own). */
+ * core of the leader's own); but a program the terminal's hang-up killed
+ * ends the leader with 129, a failure however its caller reads it. */
 __attribute__((noreturn)) static void end_like(int status) {
+    if (hung_up && WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP)
+        sys_exit(128 + SIGHUP);
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         lead_mask set;
