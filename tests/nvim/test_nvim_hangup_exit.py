@@ -15,11 +15,10 @@ import functools
 import os
 import signal
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from harness import Editor, Leader, Sandbox, editor, nvim_011_binary, nvim_binary, on_leaders, wait_until
+from harness import VERSIONS, Editor, Leader, Sandbox, editor_on, on_leaders, programs_with, wait_until
 
 # It runs itself on 0.12-dev and 0.11.4: the suite's 0.11.4 pass leaves it out.
 pytestmark = [pytest.mark.nvim, pytest.mark.versions, on_leaders()]
@@ -33,18 +32,13 @@ CODE_ROUTES = ["system()", ":Bang"]
 ASK = "printf 'Secret please: ' > /dev/tty; read answer < /dev/tty || exit 9; echo \"got $answer\""
 
 
-@pytest.fixture(params=["0.12", "0.11"])
+@pytest.fixture(params=VERSIONS)
 def ed(
     request: pytest.FixtureRequest, sandbox: Sandbox, leader: Leader, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Editor]:
     """The editor with the plugin and its host, on each supported Neovim,
     with the test's leader."""
-    binary = nvim_011_binary() if request.param == "0.11" else nvim_binary()
-    monkeypatch.setenv("TTYOFFER_NVIM", binary)
-    sandbox.env["TTYOFFER_NVIM"] = binary
-    with editor(sandbox) as e:
-        assert e.lua("return vim.version().minor") == (11 if request.param == "0.11" else 12)
-        leader.check(e)
+    with editor_on(request.param, sandbox, leader, monkeypatch) as e:
         yield e
 
 
@@ -141,21 +135,6 @@ def test_a_declined_command_ends_as_a_failure(ed: Editor, leader: Leader, route:
         # Behind the prologue the shell cannot tell our hang-up from a
         # SIGHUP sent from outside: it ends by it (:help ttyoffer-contract).
         assert got == (0, signal.SIGHUP)
-
-
-def programs_with(argument: str) -> list[int]:
-    """The pids of the processes whose argv[1] is `argument` (a unique
-    `sleep 311.8N` of one command), found through /proc."""
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if argv[1:2] == [argument.encode()]:
-                found.append(int(name))
-    return found
 
 
 def nothing_runs(argument: str) -> bool:

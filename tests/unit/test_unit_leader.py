@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from harness import wait_until
+from harness import programs_with, wait_until
 from ttyoffer_nvim.term.hangup import HANG_UP_MARK, send_hang_up
 from ttyoffer_nvim.term.procfs import process_gone
 
@@ -257,21 +257,6 @@ def close_pipes(proc: subprocess.Popen[str]) -> None:
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
-
-
-def programs_with(argument: str) -> list[int]:
-    """The pids of the processes whose argv[1] is `argument` (a unique
-    `sleep 311.7` of one test), found through /proc."""
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if argv[1:2] == [argument.encode()] and not process_gone(int(name)):
-                found.append(int(name))
-    return found
 
 
 def state(pid: int) -> str:
