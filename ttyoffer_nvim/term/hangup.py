@@ -20,7 +20,6 @@ Standard library only: the keeper process imports this too.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import functools
 import os
@@ -118,7 +117,11 @@ HANG_UP_MARK = 0x74746875
 
 @functools.cache
 def _sigqueue() -> Callable[[int, int, int], int] | None:
-    """libc's sigqueue(pid, sig, value), or None where there is none."""
+    """libc's sigqueue(pid, sig, value) (errno kept for ctypes.get_errno),
+    or None where there is none. ctypes is imported here, at the first
+    hang-up, not with the host or the keeper (a few milliseconds)."""
+    import ctypes
+
     try:
         function = ctypes.CDLL(None, use_errno=True).sigqueue
     except (OSError, AttributeError):
@@ -136,6 +139,8 @@ def send_hang_up(pid: int) -> None:
         os.kill(pid, signal.SIGHUP)
         return
     if sigqueue(pid, signal.SIGHUP, HANG_UP_MARK) != 0:
+        import ctypes
+
         error = ctypes.get_errno()
         raise OSError(error, os.strerror(error))
 
