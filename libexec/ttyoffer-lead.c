@@ -15,27 +15,26 @@
  *              job's group)
  * PROGRAM looked up on $PATH as execvp(3) does, with its arguments
  *
- * Started by jobstart() or vim.system({detach = true}), the leader is a
- * session leader without a controlling terminal: opening the slave without
- * O_NOCTTY makes it the controlling one. The program then runs as a child
- * in a process group of its own, the terminal's foreground group while it
- * runs. When the leader of a session with a controlling terminal exits, the
- * kernel hangs up the terminal's foreground group (disassociate_ctty); the
- * leader takes the foreground back first, so the signal reaches the leader
- * alone and what the program left in the background (`server &`) lives on,
- * as in stock, where there is no terminal at all.
+ * Started by jobstart() or vim.system({detach = true}), the leader leads a
+ * session with no controlling terminal: opening the slave without O_NOCTTY
+ * makes it one. The program runs as a child, in a group of its own that is
+ * the terminal's foreground one; the leader takes the foreground back before
+ * it exits, so the kernel's hang-up at that exit (disassociate_ctty) misses
+ * what the program left in the background (`server &`), as in stock.
  *
  * The environment is the caller's, unchanged (no entry dropped, $PWD as
  * stock passes it), plus GPG_TTY (flag g) and TERM when it is absent or
  * empty. If the slave cannot be opened (the pty went with a dying host),
  * the program is exec'd as it is: it runs as it would without the plugin.
  *
+ * A program the terminal's hang-up killed (the plugin's: a prompt declined,
+ * or one no key could reach) ends the leader with 129, a failure however it
+ * is read, where stock's fails with a code of its own: see hang_up_of().
+ *
  * Every wrapped spawn pays this program's start, so on x86-64 and arm64 it
  * is built without libc (LEAD_FREESTANDING: the system calls below, and a
- * _start of its own). A static glibc program spends its start probing the
- * CPU (dozens of CPUID instructions, each a trap to the hypervisor in a
- * virtual machine): measured on a Firecracker VM, 0.44 ms per exec against
- * 0.03 ms without libc, where `git --version` itself takes 1.1 ms.
+ * _start of its own): a static glibc's start probes the CPU, dozens of traps
+ * to the hypervisor in a virtual machine (DESIGN.md, "Measured facts").
  * Elsewhere the same code runs on libc. The builds to try, in order, are
  * ttyoffer-lead.flags (read by :TtyOffer install and scripts/build_leader).
  */
@@ -389,21 +388,18 @@ static const int FORWARDED[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUS
 #define NFORWARDED (sizeof FORWARDED / sizeof FORWARDED[0])
 
 static volatile int program;      /* the child, once forked */
+static volatile int hung_up;      /* the terminal's hang-up reached the leader */
 static volatile int to_group = 1; /* pass signals to its group, or to it */
 static volatile int watcher;      /* the watcher's pid once started (-1: it could not be) */
 static int terminal = -1;         /* the leader's descriptor of the slave */
 
-/* The watcher. jobstop() sends SIGTERM to the job's process group, then
- * SIGKILL 2 s later if the job is still there; in stock that SIGKILL ends
- * every process of the group, here it ends the leader, and through
- * PR_SET_PDEATHSIG the program, but not what else is in the program's
- * group (the `sleep` of a `sh -c` that ignores SIGTERM and SIGHUP), which
- * would live on. So once the leader has passed a signal on to the group,
- * a process of its own waits for the leader's end: an end the leader did
- * not choose (on its own way out it kills the watcher first) is a
- * SIGKILL, which the watcher passes on to the program's group. In a group
- * of its own, the signals for the leader's group miss it. It costs a fork
- * of the leader per command that is signalled, nothing for the others. */
+/* The watcher. jobstop()'s SIGKILL (2 s after its SIGTERM) ends stock's
+ * whole group; here the leader, and the program through PR_SET_PDEATHSIG,
+ * but not the rest of the program's group. So once the leader has passed a
+ * signal on to that group, a process in a group of its own waits for the
+ * leader's end: one the leader did not choose (its own way out kills the
+ * watcher first) is a SIGKILL, passed on to the program's group (DESIGN.md,
+ * "The mechanism"). A fork per command signalled, none for the others. */
 __attribute__((noreturn)) static void watch_leader(int leader, int group) {
     lead_mask parent_died; /* every signal is blocked: a handler's mask */
     sys_setpgid(0, 0);
@@ -420,14 +416,25 @@ __attribute__((noreturn)) static void watch_leader(int leader, int group) {
     sys_exit(0);
 }
 
-/* A signal for the leader is the program's: sent on to where the caller's
- * signal would have gone in stock (a group for jobstop(), the program for
- * vim.system()'s kill()). The terminal's hang-up (the kernel's SIGHUP to
- * the session leader) goes to the group, as the kernel would send it. */
+/* Whether this is the terminal's hang-up, only ever the plugin's: the
+ * kernel's SIGHUP (SI_KERNEL) as the pty's last master goes, or the host's,
+ * sent first (its keeper may hold that master longer) by sigqueue(3) with
+ * this word (HANG_UP_MARK of term/hangup.py, a test holds them equal). */
+#define LEAD_HANG_UP_MARK 0x74746875UL
+static int hang_up_of(int sig, const siginfo_t *info) {
+    int marked = info->si_code == SI_QUEUE && (unsigned long)info->si_value.sival_ptr == LEAD_HANG_UP_MARK;
+    return sig == SIGHUP && (info->si_code == SI_KERNEL || marked);
+}
+
+/* A signal for the leader is the program's: sent on where the caller's would
+ * have gone in stock (a group for jobstop(), the program for vim.system()'s
+ * kill()); the terminal's hang-up to the group, as the kernel sends it. */
 static void forward(int sig, siginfo_t *info, void *context) {
     (void)context;
+    int hang_up = hang_up_of(sig, info);
+    hung_up |= hang_up;
     if (program > 0) {
-        int group = to_group || (sig == SIGHUP && info->si_code == SI_KERNEL);
+        int group = to_group || hang_up;
         sys_kill(group ? -program : program, sig);
         if (to_group && watcher == 0) {
             int leader = (int)sys_getpid();
@@ -446,8 +453,10 @@ static void forward(int sig, siginfo_t *info, void *context) {
 }
 
 /* End as the program ended: its exit status, or its signal (without a
- * core of the leader's own). */
+ * core of the leader's own); killed by the terminal's hang-up, with 129. */
 __attribute__((noreturn)) static void end_like(int status) {
+    if (hung_up && WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP)
+        sys_exit(128 + SIGHUP);
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         lead_mask set;
@@ -506,13 +515,10 @@ static int start_program(void *context) {
     if (sys_getppid() != start->leader)
         sys_kill(self, SIGKILL);
     sys_mask(SIG_SETMASK, start->started_with, 0);
-    /* The leader has just gone to sleep in the vfork, but the scheduler may
-     * keep it queued on this CPU a while (EEVDF's delayed dequeue), and the
-     * exec would then move the program to another CPU as the less busy one
-     * (sched_exec). Yielding lets the scheduler put the leader away first:
-     * the program stays here, as stock's child does, and the wake-ups that
-     * cross CPUs are fewer (0.04-0.08 ms a spawn on 2 vCPUs, measured in a
-     * rotation outside Neovim as bench/spawn_floor.c does). Nothing the
+    /* The leader, asleep in the vfork, may stay queued on this CPU a while
+     * (EEVDF's delayed dequeue), and the exec would then move the program
+     * to another CPU (sched_exec). Yielding keeps it here, as stock's child:
+     * 0.04-0.08 ms a spawn (DESIGN.md, "Measured facts"). Nothing the
      * program can see changes. */
     sys_yield();
     run(start->command, start->env);
@@ -550,16 +556,13 @@ __attribute__((noreturn)) static void lead(int argc, char **argv, char **envp) {
     for (unsigned long i = 0; i < NFORWARDED; i++)
         mask_add(&forwarded, FORWARDED[i]);
     sys_mask(SIG_BLOCK, &forwarded, &started_with);
-    /* tcsetpgrp() from a background group raises SIGTTOU: ignored while the
-     * two sides hand the foreground over (the program's default comes back
-     * before its exec). */
+    /* tcsetpgrp() from a background group raises SIGTTOU: ignored during the
+     * handover (the program's default is back before its exec). */
     sys_action(SIGTTOU, SIG_IGN, 0);
 
-    /* vfork-like: the leader waits, its memory shared, until the program
-     * is exec'd (no page tables to copy, and no pages to copy on write
-     * after). The child runs on a stack of its own; of the leader's memory
-     * it writes only the argv slots exec_file() borrows and puts back. Its
-     * signal dispositions are its own (no CLONE_SIGHAND). */
+    /* vfork-like: the leader waits, its memory shared (no page tables to
+     * copy), until the exec; the child, on a stack of its own, writes only
+     * the argv slots exec_file() borrows and puts back. No CLONE_SIGHAND. */
     struct start start = {tty, (int)sys_getpid(), &started_with, command, env};
     int child = (int)sys_spawn(start_program, &start, child_stack + sizeof child_stack);
     if (child < 0) {
@@ -590,12 +593,9 @@ __attribute__((noreturn)) static void lead(int argc, char **argv, char **envp) {
         }
         if (WIFSTOPPED(status)) {
             /* Stopped by SIGSTOP (kill -STOP from outside): it stays so, as
-             * stock's does, until a SIGCONT from outside; the wait goes on.
-             * The stops of job control (SIGTSTP: CTRL-Z typed in its prompt
-             * window; SIGTTIN, SIGTTOU) never stop stock's command: its
-             * group is orphaned (the editor, its leader's parent, is in
-             * another session) and the kernel discards them. Here its
-             * leader's parent is in the session: let it go on at once. */
+             * stock's, until a SIGCONT; the wait goes on. Job control's stops
+             * (SIGTSTP, SIGTTIN, SIGTTOU) never stop stock's command, in an
+             * orphaned group (the kernel discards them): let it go on. */
             if (WSTOPSIG(status) != SIGSTOP) {
                 sys_foreground(tty, child);
                 sys_kill(-child, SIGCONT);

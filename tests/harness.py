@@ -527,3 +527,40 @@ def on_leaders_for(argnames: str, values: list[Any], core: Callable[[Any], bool]
         if name in MAIN_LEADERS or core(value)
     ]
     return pytest.mark.parametrize(["leader", *names], cases, indirect=["leader"])
+
+
+# The Neovim versions the plugin supports, as the tests that run themselves
+# on each name them (a fixture's params): 0.12-dev and 0.11.4.
+VERSIONS = ("0.12", "0.11")
+
+
+@contextmanager
+def editor_on(
+    version: str, sandbox: Sandbox, leader: Leader, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Editor]:
+    """The editor of `sandbox` with the plugin and its host on Neovim
+    `version` (one of VERSIONS), checked to lead with `leader`."""
+    binary = nvim_011_binary() if version == "0.11" else nvim_binary()
+    monkeypatch.setenv("TTYOFFER_NVIM", binary)  # what Sandbox.argv() starts
+    sandbox.env["TTYOFFER_NVIM"] = binary
+    with editor(sandbox) as e:
+        assert e.lua("return vim.version().minor") == (11 if version == "0.11" else 12)
+        leader.check(e)
+        yield e
+
+
+def programs_with(argument: str) -> list[int]:
+    """The pids of the live processes whose argv[1] is `argument` (a
+    unique `sleep 311.7N` of one test), found through /proc."""
+    from ttyoffer_nvim.term.procfs import process_gone
+
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[1:2] == [argument.encode()] and not process_gone(int(name)):
+                found.append(int(name))
+    return found

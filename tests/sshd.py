@@ -61,6 +61,13 @@ class SshdOptions:
     # account is locked"); with PAM, unix_chkpwd answers for it.
     pam: bool | None = None
     extra: Sequence[str] = ()  # more keyword lines (no Match), winning over the defaults
+    # Sessions get $XDG_RUNTIME_DIR, a folder of the account's alone in the
+    # server's folder (as pam_systemd gives a login /run/user/UID), removed
+    # with it: what a session keeps there (a remote run's far side) is never
+    # left behind. False: none, as from an sshd without pam_systemd; a remote
+    # run's far side then falls back to /tmp/ttyoffer-remote-UID, which the
+    # test must remove (test_remote_runs, which tests that fallback).
+    runtime: bool = True
 
 
 @dataclass
@@ -82,6 +89,11 @@ class SshServer:
     @property
     def authorized_keys(self) -> Path:
         return self.folder / "authorized_keys"
+
+    @property
+    def runtime(self) -> Path | None:
+        """The sessions' $XDG_RUNTIME_DIR, if they get one."""
+        return self.folder / "runtime" if self.options.runtime else None
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")
@@ -201,7 +213,14 @@ def _config(folder: Path, port: int, options: SshdOptions) -> Path:
         "LogLevel INFO",
     ]
     # First, so that they win: sshd keeps the first value of a keyword.
-    lines[:0] = options.extra
+    extra = list(options.extra)
+    if options.runtime:
+        # sshd keeps the first SetEnv line only: one line for every variable.
+        setenv = [line for line in extra if line.lower().split()[:1] == ["setenv"]]
+        extra = [line for line in extra if line not in setenv]
+        variables = [value for line in setenv for value in line.split()[1:]]
+        extra.insert(0, "SetEnv " + " ".join([f"XDG_RUNTIME_DIR={folder / 'runtime'}", *variables]))
+    lines[:0] = extra
     config = folder / "sshd_config"
     config.write_text("\n".join(lines) + "\n")
     return config
@@ -223,6 +242,12 @@ def sshd(folder: Path, options: SshdOptions | None = None, timeout: float = 20.0
         check=True, capture_output=True,
     )  # fmt: skip
     (folder / "authorized_keys").touch()
+    if options.runtime:
+        runtime = folder / "runtime"
+        runtime.mkdir(mode=0o700)
+        if os.getuid() == 0:
+            account = pwd.getpwnam(options.user)
+            os.chown(runtime, account.pw_uid, account.pw_gid)
     host_public = " ".join(Path(f"{host_key}.pub").read_text().split()[:2])
     server = None
     try:

@@ -12,13 +12,13 @@ local M = {}
 local config = require('ttyoffer.config')
 local highlights = require('ttyoffer.shared.highlights')
 local host = require('ttyoffer.host')
+local labels = require('ttyoffer.offer.labels')
 local leader = require('ttyoffer.host.leader')
 local notify = require('ttyoffer.shared.notify')
 local prompts = require('ttyoffer.offer.prompts')
 local records = require('ttyoffer.offer.records')
 local routes = require('ttyoffer.routes')
 local spawners = require('ttyoffer.routes.spawners')
-local title = require('ttyoffer.shared.title')
 local typing = require('ttyoffer.offer.typing')
 
 -- Whether start() ran: setup() after it applies the routes at once.
@@ -122,8 +122,7 @@ end
 --- @return {id: integer, job: integer, pid: integer, title: string, state: ttyoffer.State}[]
 function M.offers()
   return vim.tbl_map(function(r)
-    r.title = r.title or title.of_command(r.cmd)
-    return { id = r.id, job = r.job, pid = r.pid, title = r.title, state = r.state }
+    return { id = r.id, job = r.job, pid = r.pid, title = labels.command(r.id), state = r.state }
   end, records.list())
 end
 

@@ -73,7 +73,9 @@ def remote_host(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Remo
                 (bare / program.name).symlink_to(program)
         extra.append(f"SetEnv PATH={bare}")
     with accounts("remote") as (account,):
-        options = SshdOptions(user=account.name, password=True, extra=tuple(extra))
+        # No runtime folder for the sessions: the far side's fallback,
+        # /tmp/ttyoffer-remote-UID, is what these tests look at (and remove).
+        options = SshdOptions(user=account.name, password=True, extra=tuple(extra), runtime=False)
         with sshd(staging / "sshd", options) as server:
             key = tmp_path / "id_ed25519"
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
@@ -379,6 +381,32 @@ def test_check_tells_what_the_host_lacks(remote_host: Remote) -> None:
     out = run_through_ssh(built.argv).decode("utf-8", "replace")
     assert "dtach: /usr/bin/dtach" in out and "ready for persistent runs" in out, out
     assert f"/tmp/ttyoffer-remote-{remote_host.account.uid} (drwx------, yours)" in out
+
+
+def test_the_test_sshds_sessions_keep_the_far_side_in_the_servers_folder(tmp_path: Path) -> None:
+    """Every other test's sshd (the bench's too) serves the account the
+    tests run as: its sessions' far side of a remote run is made in the
+    server's folder and goes with it, never /tmp/ttyoffer-remote-UID (a
+    root run of the suite left /tmp/ttyoffer-remote-0)."""
+    key = tmp_path / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    with sshd(tmp_path / "sshd") as server:
+        server.authorize(Path(f"{key}.pub"))
+        config = server.client_config(tmp_path / "client", key)
+        with config.open("a") as client:
+            client.write(f"Host here\n  HostName 127.0.0.1\n  Port {server.port}\n  User {server.user}\n")
+        check = subprocess.run(
+            ["ssh", "-F", str(config), "here", "sh", "-s"],
+            input=remote.script_for("check", "", [], "n0nce").encode(),
+            capture_output=True,
+            timeout=60,
+        )
+        said = check.stdout.decode("utf-8", "replace")
+        assert server.runtime is not None
+        far_side = server.runtime / "ttyoffer-remote"
+        assert f"{far_side} (drwx------, yours)" in said, (said, check.stderr)
+        assert far_side.is_dir()
+    assert not far_side.exists()
 
 
 def test_a_folder_open_to_others_is_refused_remotely(remote_host: Remote) -> None:

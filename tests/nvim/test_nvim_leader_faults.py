@@ -256,6 +256,44 @@ def test_damaged_under_a_running_editor(ed: Editor, installed: Path, damage: str
     same_as_stock(ed)
 
 
+# A test framework's spawn mock, as mini.test's tests/dir-git/mocks/spawn.lua
+# (mini.git's own tests): vim.loop.spawn and new_pipe replaced, every process
+# "ends" at once with code 0 and says nothing; _G.mocked_spawns logs its calls.
+SPAWN_MOCK = r"""
+_G.mocked_spawns = {}
+local function fake(fields)
+  local closing = false
+  return vim.tbl_extend('force', {
+    close = function() closing = true end,
+    is_closing = function() return closing end,
+    is_active = function() return not closing end,
+  }, fields)
+end
+vim.loop.new_pipe = function()
+  return fake({ read_start = function(_, callback) callback(nil, nil) end })
+end
+vim.loop.spawn = function(path, options, on_exit)
+  table.insert(_G.mocked_spawns, path)
+  vim.defer_fn(function() on_exit(0, 0) end, 0)
+  return fake({ pid = 1, kill = function() end }), 1
+end
+"""
+
+
+def test_a_spawn_mock_installed_later_cannot_refuse_the_leader(ed: Editor, installed: Path) -> None:
+    """The leader is proven with luv's own spawn and pipes, found at load: a
+    mock of vim.uv.spawn installed since (mini.test's) is never called for
+    it, and the leader, replaced as a rebuild replaces it, is proven again."""
+    ed.lua(SPAWN_MOCK)
+    fresh = installed.with_name(installed.name + ".new")
+    shutil.copy2(installed, fresh)
+    fresh.chmod(0o700)
+    os.replace(fresh, installed)  # a new file: proven again at the next spawn
+    assert leader_now(ed) == str(installed)
+    assert "leader:" not in status(ed)
+    assert ed.lua("return _G.mocked_spawns") == []
+
+
 # -- at the editor's start --------------------------------------------------
 
 

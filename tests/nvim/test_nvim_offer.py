@@ -372,6 +372,20 @@ def test_dismiss_all_declines_the_prompt_and_those_waiting_with_one_message(ed: 
     assert "no prompt is shown" in ed.nvim.api.exec2("messages", {"output": True})["output"]
 
 
+def test_the_declined_storm_names_each_command_and_question_once(ed: Editor) -> None:
+    """The one message of a decline-all: how many, then each different
+    command and question once, the question made printable."""
+    message = ed.lua(
+        "return require('ttyoffer.offer.labels').declined({"
+        " {id = 900001, question = 'Enter passphrase:'}, {id = 900001, question = 'Enter passphrase:'},"
+        " {id = 900002, question = 'bad\\27]0;x\\7 question'}, {id = 900003, question = ''}})"
+    )
+    assert message == (
+        "declined 4 questions, and the same again in this burst: "
+        'offer 900001 "Enter passphrase:", offer 900002 "bad ]0;x question", offer 900003'
+    )
+
+
 def test_editor_resize_recenters_and_resizes_the_pty(ed: Editor) -> None:
     script = "printf 'size? ' > /dev/tty; read x < /dev/tty; stty size < /dev/tty"
     job = ed.lua(

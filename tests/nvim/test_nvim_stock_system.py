@@ -17,6 +17,7 @@ from typing import Any
 
 import pynvim
 import pytest
+from test_nvim_leader_faults import SPAWN_MOCK
 
 from harness import (
     MAIN_LEADERS,
@@ -148,6 +149,21 @@ def test_system_and_systemlist_give_what_stock_gives(ed: Editor) -> None:
     # The background sleep's output was waited for, as stock waits.
     assert call(ed, "ours", "system", [BACKGROUND])[1] == "started\nlater"
     assert ed.events("TtyOfferPresent") == []
+
+
+def test_a_spawn_mock_installed_later_changes_nothing(ed: Editor) -> None:
+    """Stock system() uses no Lua: a test framework's later mock of
+    vim.uv.spawn and new_pipe (mini.test's) changes nothing for it, nor for
+    the wrapper, which starts the command with luv's own, found at load."""
+    ed.lua(SPAWN_MOCK)
+    cases: list[tuple[str, list[Any]]] = [
+        ("system", ["echo out; echo err >&2; exit 3"]),
+        ("systemlist", [["printf", "x\\ny\\n"]]),
+    ]
+    for name, args in cases:
+        stock, ours = call(ed, "stock", name, args), call(ed, "ours", name, args)
+        assert ours[:3] == stock[:3] and stock[0] is True, (name, stock, ours)
+    assert ed.lua("return _G.mocked_spawns") == []
 
 
 SHELLS: list[dict[str, Any]] = [

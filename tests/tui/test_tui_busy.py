@@ -192,3 +192,43 @@ def test_keys_typed_on_after_the_prompt_went_are_dropped(
     time.sleep(0.4)
     s.term.type("ix\x1b")
     wait_until(lambda: s.ed.nvim.current.buffer[0] == "x" + DOCUMENT[0], what="a key typed after the pause")
+
+
+# A plugin's timer that keeps the loop slow without ever blocking it for
+# long: busy 100 ms of every 150 ms (each gap in the gate's 20 ms ticks is
+# a hold), for `seconds`. A loaded machine's late timers look the same.
+SLOW_LOOP = """
+local seconds = ...
+local timer, started = vim.uv.new_timer(), vim.uv.now()
+timer:start(0, 150, function()
+  if vim.uv.now() - started > seconds * 1000 then
+    timer:stop()
+    timer:close()
+    return
+  end
+  local t = vim.uv.hrtime() while vim.uv.hrtime() - t < 1e8 do end
+end)
+"""
+DROPPING = "return require('ttyoffer.offer.typing').dropping()"
+
+
+def test_a_slow_loop_is_not_typing(session: Session) -> None:
+    """The prompt goes under the user's fingers while a plugin keeps the
+    loop slow: the rest of the secret, typed on, is dropped; once the user
+    pauses, the slow loop does not keep their keys dropped."""
+    s = session
+    s.term.type(f":Bang {READS}\r")
+    s.term.wait_text("│Passphrase:")
+    s.ed.lua(SLOW_LOOP, 20)
+    s.ed.lua(CLOSE_FLOATS, False)
+    type_slowly(s.term, SECRET + "\r")
+    finish_bang(s)
+    assert s.term.showing("╭") is None
+    # The user has paused (the Enter of :Bang's output was their last key):
+    # the keys are the editor's again while the loop is still slow.
+    wait_until(lambda: not s.ed.lua(DROPPING), 5.0, "the pause judged while the loop is slow")
+    time.sleep(1.0)
+    s.term.type("ix\x1b")
+    wait_until(lambda: s.ed.nvim.current.buffer[0] == "x" + DOCUMENT[0], what="a key typed after the pause")
+    s.ed.nvim.command("undo")
+    assert_no_trace_of_the_secret(s)

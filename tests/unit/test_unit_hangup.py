@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import resource
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
 
 from harness import start_stray
-from ttyoffer_nvim.term.hangup import hang_up_holders, slave_held_elsewhere
+from ttyoffer_nvim.term.hangup import HANG_UP_MARK, hang_up_holders, slave_held_elsewhere
 from ttyoffer_nvim.term.ptys import Pty, open_pty
 
 
@@ -66,3 +68,38 @@ def test_a_master_numbered_beyond_1024(pty: Pty) -> None:
             os.close(high)
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+# A holder that waits for its SIGHUP (blocked, so taken by sigwaitinfo) and
+# says how it came: si_code and the value sent with it.
+SIGINFO_OF_THE_HANG_UP = """
+import os, signal, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+print("ready", flush=True)
+info = signal.sigwaitinfo({signal.SIGHUP})
+print(info.si_code, info.si_status, flush=True)
+"""
+
+
+def test_the_hang_up_is_marked_as_the_terminals(pty: Pty) -> None:
+    # The compiled leader tells it from a SIGHUP of kill(2) by this mark (a
+    # command it kills ends the leader with 129: test_unit_leader.py).
+    holder = subprocess.Popen(
+        [sys.executable, "-c", SIGINFO_OF_THE_HANG_UP, pty.slave_path],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "ready\n"
+        pty.close_slave()
+        assert hang_up_holders(pty.master, pty.slave_path) == [holder.pid]
+        code, value = holder.stdout.readline().split()
+        # SI_QUEUE (-1): sigqueue(3); si_status holds the value's int.
+        assert (int(code), int(value)) == (-1, HANG_UP_MARK)
+        assert holder.wait(timeout=10) == 0
+    finally:
+        holder.kill()
+        holder.wait()

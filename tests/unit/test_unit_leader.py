@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -19,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from harness import wait_until
+from harness import programs_with, wait_until
+from ttyoffer_nvim.term.hangup import HANG_UP_MARK, send_hang_up
 from ttyoffer_nvim.term.procfs import process_gone
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -257,21 +259,6 @@ def close_pipes(proc: subprocess.Popen[str]) -> None:
             stream.close()
 
 
-def programs_with(argument: str) -> list[int]:
-    """The pids of the processes whose argv[1] is `argument` (a unique
-    `sleep 311.7` of one test), found through /proc."""
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if argv[1:2] == [argument.encode()] and not process_gone(int(name)):
-                found.append(int(name))
-    return found
-
-
 def state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
 
@@ -494,3 +481,86 @@ def test_a_program_stopped_by_sigstop_stays_stopped(leader: list[str]) -> None:
             close_pipes(proc)
             for pid in programs_with("311.75"):
                 os.kill(pid, signal.SIGKILL)
+
+
+# The terminal's hang-up, which only the plugin causes (a prompt declined,
+# one no key could reach): a program it kills ends the leader with 129, a
+# failure however the caller reads it (luv's on_exit would give code 0,
+# signal 1 for a death by SIGHUP, and mini.deps reads the code only). Any
+# other SIGHUP is mirrored as stock's.
+
+
+@pytest.mark.parametrize("flags", ["-", "p"])
+def test_a_program_the_terminals_hang_up_killed_ends_the_leader_with_129(
+    leader: list[str], flags: str
+) -> None:
+    master, slave = os.openpty()
+    name = os.ttyname(slave)
+    os.close(slave)
+    proc = lead(leader, name, flags, "sleep", "311.76")
+    try:
+        wait_until(lambda: programs_with("311.76"), 10, "the sleep")
+        os.close(master)  # the kernel's SIGHUP (SI_KERNEL) to the leader
+        master = -1
+        proc.communicate(timeout=30)
+        assert proc.returncode == 128 + signal.SIGHUP
+    finally:
+        if master >= 0:
+            os.close(master)
+        for pid in programs_with("311.76"):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("flags", ["-", "p"])
+def test_the_plugins_marked_hang_up_ends_the_leader_with_129(leader: list[str], flags: str) -> None:
+    # The host sends its own first (its keeper may hold the last master).
+    with pty_slave() as slave:
+        script = "sleep 311.77 & wait"
+        proc = lead(leader, slave, flags, "sh", "-c", script)
+        try:
+            wait_until(lambda: programs_with("311.77"), 10, "the sleep")
+            send_hang_up(proc.pid)
+            proc.communicate(timeout=30)
+            assert proc.returncode == 128 + signal.SIGHUP
+            # It went to the program's group, as the kernel's would: the
+            # sleep too, with flag p as without.
+            wait_until(lambda: not programs_with("311.77"), 10, "the group's sleep to end")
+        finally:
+            close_pipes(proc)
+            for pid in programs_with("311.77"):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("to", ["leader", "program"])
+def test_any_other_sighup_is_mirrored_as_stock(leader: list[str], to: str) -> None:
+    # `kill -HUP`, uv.kill(pid, 'sighup'), handle:kill('sighup'): SI_USER.
+    with pty_slave() as slave:
+        proc = lead(leader, slave, "p", "sleep", "311.78")
+        try:
+            program = wait_until(lambda: programs_with("311.78"), 10, "the sleep")[0]
+            os.kill(proc.pid if to == "leader" else program, signal.SIGHUP)
+            proc.communicate(timeout=30)
+            assert proc.returncode == -signal.SIGHUP
+        finally:
+            for pid in programs_with("311.78"):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_program_that_ends_on_the_hang_up_is_mirrored(leader: list[str]) -> None:
+    with pty_slave() as slave:
+        proc = lead(leader, slave, "-", "sh", "-c", "trap 'exit 3' HUP; sleep 311.79 & wait")
+        try:
+            wait_until(lambda: programs_with("311.79"), 10, "the sleep")
+            send_hang_up(proc.pid)
+            proc.communicate(timeout=30)
+            assert proc.returncode == 3
+        finally:
+            close_pipes(proc)
+            for pid in programs_with("311.79"):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_the_leader_and_the_host_mark_the_hang_up_alike() -> None:
+    defined = re.search(r"#define LEAD_HANG_UP_MARK (0x[0-9a-fA-F]+)UL", SOURCE.read_text())
+    assert defined is not None
+    assert int(defined.group(1), 16) == HANG_UP_MARK

@@ -424,8 +424,10 @@ class OfferTable:
         """A declined command is sent its SIGHUP first, as the terminal's
         hang-up would (the last master copy may be the keeper's, let go a
         moment later): it must end hung up, not on what the others do once
-        they are. Only its own session's leader: the bound command's, or
-        whichever holds an offer not bound yet."""
+        they are. Marked as the hang-up's (term/hangup.py), so that the
+        compiled leader ends with 129, a failure. Only its own session's
+        leader: the bound command's, or whichever holds an offer not bound
+        yet."""
         leader = session_of(offer.pty.master)
         if leader is not None and leader > 0 and offer.pid in (0, leader):
             hang_up([leader])

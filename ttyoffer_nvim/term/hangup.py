@@ -9,6 +9,11 @@ for it, so every later signature would hang. Before a terminal is let go, the
 processes that still hold it are therefore sent SIGHUP, as a terminal's
 hang-up sends it to its session.
 
+Each SIGHUP sent here is marked as the terminal's hang-up (sigqueue(3) with
+HANG_UP_MARK), as the kernel's own is by its SI_KERNEL: the compiled leader
+(libexec/ttyoffer-lead.c) then ends a command this hang-up killed with 129,
+a failure however its caller reads it, and mirrors any other SIGHUP as it is.
+
 Standard library only: the keeper process imports this too.
 """
 
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import select
 import signal
@@ -103,12 +109,48 @@ def _session(pid: int) -> int | None:
     return info.session if info is not None else None
 
 
+# The value that marks a SIGHUP as the plugin's hang-up of a terminal: the
+# same as LEAD_HANG_UP_MARK of libexec/ttyoffer-lead.c (a test holds them
+# equal). Sent and compared as a whole word.
+HANG_UP_MARK = 0x74746875
+
+
+@functools.cache
+def _sigqueue() -> Callable[[int, int, int], int] | None:
+    """libc's sigqueue(pid, sig, value) (errno kept for ctypes.get_errno),
+    or None where there is none. ctypes is imported here, at the first
+    hang-up, not with the host or the keeper (a few milliseconds)."""
+    import ctypes
+
+    try:
+        function = ctypes.CDLL(None, use_errno=True).sigqueue
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+    function.restype = ctypes.c_int
+    return function
+
+
+def send_hang_up(pid: int) -> None:
+    """SIGHUP to `pid`, marked as the terminal's hang-up; OSError if it
+    cannot be sent. Without sigqueue(3), unmarked (as kill(2))."""
+    sigqueue = _sigqueue()
+    if sigqueue is None:
+        os.kill(pid, signal.SIGHUP)
+        return
+    if sigqueue(pid, signal.SIGHUP, HANG_UP_MARK) != 0:
+        import ctypes
+
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error))
+
+
 def hang_up(pids: list[int]) -> list[int]:
-    """SIGHUP to each; those it could be sent to."""
+    """SIGHUP (the hang-up's, marked) to each; those it could be sent to."""
     sent = []
     for pid in pids:
         with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGHUP)
+            send_hang_up(pid)
             sent.append(pid)
     return sent
 

@@ -10,6 +10,7 @@
 local M = {}
 
 local host = require('ttyoffer.host')
+local originals = require('ttyoffer.shared.originals')
 
 local listening_for = nil --- @type integer? the host channel told the path
 local server = nil --- @type uv.uv_pipe_t?
@@ -68,7 +69,9 @@ function M.ensure()
   reset()
   listening_for = host.get_channel()
   local socket_path = vim.fn.tempname()
-  local pipe = vim.uv.new_pipe(false)
+  -- luv's own pipe: a test framework's later mock of new_pipe (mini.test's)
+  -- must not reach the host's socket.
+  local pipe = originals.new_pipe(false)
   if not pipe then
     return
   end
@@ -82,7 +85,7 @@ function M.ensure()
     if err or server ~= pipe then
       return
     end
-    local conn = vim.uv.new_pipe(false)
+    local conn = originals.new_pipe(false)
     if not conn or not pipe:accept(conn) then
       close(conn)
       return

@@ -107,6 +107,83 @@ local function refuse(path, stat, why)
     string.format('%s %s: commands start through the /bin/sh prologue (:TtyOffer install builds it again)', path, why)
 end
 
+--- Run `argv` with luv's own spawn and pipes as the plugin found them at
+--- load, not vim.system(): it calls whatever vim.uv.spawn holds when it
+--- runs, and a test framework's mock of it (mini.test's) would then decide
+--- whether the leader leads. `done` gets vim.system()'s result table once
+--- the program has ended and its output is read, or once PROOF_TIMEOUT has
+--- passed (then it was killed). Callable in a fast event.
+--- @param argv string[]
+--- @param done fun(out: {code: integer, signal: integer, stdout: string, stderr: string})
+--- @return boolean started
+--- @return string? err why it could not be started
+local function run(argv, done)
+  local stdout, stderr = originals.new_pipe(false), originals.new_pipe(false)
+  local output = { [stdout] = {}, [stderr] = {} }
+  local reading, code, signal = 2, nil, nil
+  local handle --- @type uv.uv_process_t?
+  local timer = uv.new_timer()
+  local function close(h)
+    if h and not h:is_closing() then
+      h:close()
+    end
+  end
+  local function finish()
+    if code and reading == 0 then
+      close(timer)
+      done({
+        code = code,
+        signal = signal,
+        stdout = table.concat(output[stdout]),
+        stderr = table.concat(output[stderr]),
+      })
+    end
+  end
+  local function reader(pipe)
+    return function(err, data)
+      if data and not err then
+        table.insert(output[pipe], data)
+      elseif not pipe:is_closing() then
+        close(pipe)
+        reading = reading - 1
+        finish()
+      end
+    end
+  end
+  local called, pid_or_err
+  called, handle, pid_or_err = pcall(originals.uv_spawn, argv[1], {
+    args = vim.list_slice(argv, 2),
+    stdio = { nil, stdout, stderr },
+    cwd = '/',
+  }, function(exit_code, exit_signal)
+    code, signal = exit_code, exit_signal
+    close(handle)
+    finish()
+  end)
+  if not (called and handle) then
+    close(stdout)
+    close(stderr)
+    close(timer)
+    return false, tostring(called and pid_or_err or handle)
+  end
+  stdout:read_start(reader(stdout))
+  stderr:read_start(reader(stderr))
+  timer:start(PROOF_TIMEOUT, 0, function()
+    -- Hung: killed, and what it left holding its output is not waited for.
+    if not code then
+      handle:kill('sigkill')
+    end
+    for _, pipe in ipairs({ stdout, stderr }) do
+      if not pipe:is_closing() then
+        close(pipe)
+        reading = reading - 1
+      end
+    end
+    finish()
+  end)
+  return true
+end
+
 --- Start `path` (whose stat is `stat`) on the known answer; the verdict
 --- comes when it ends. Callable in a fast event.
 local function prove(path, stat)
@@ -125,7 +202,7 @@ local function prove(path, stat)
   local this_proof = { path = path, stat = stat }
   proving = this_proof
   local argv = vim.list_extend({ path, '/dev/null', '-' }, PROOF)
-  local started, err = pcall(originals.system, argv, { text = true, cwd = '/', timeout = PROOF_TIMEOUT }, function(out)
+  local started, err = run(argv, function(out)
     -- A proof of a newer state of the file may have started meanwhile.
     if proving == this_proof then
       proving = nil
@@ -145,7 +222,7 @@ local function prove(path, stat)
   if not started then
     proving = nil
     uv.fs_close(fd)
-    refuse(path, stat, 'cannot be started (' .. tostring(err):gsub('^.-: ', '') .. ')')
+    refuse(path, stat, 'cannot be started (' .. err .. ')')
   end
 end
 

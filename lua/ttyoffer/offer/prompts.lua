@@ -1,26 +1,24 @@
 -- The prompts: one window at a time, the rest queued in arrival order; when
 -- each opens, takes focus, shows its end and goes.
 --
--- The main module of the part offer/ (prompts, window, focus, typing,
--- hitenter, waiting, held, records, unserved): what the user sees and types when a
--- command asks. It requires only offer/, host/, shared/ and config; nothing
--- here requires back up the chain of parts (shared/ and config < host/ <
--- offer/ < routes/ < runs/ < the entry points; scripts/require_graph.py).
+-- The main module of the part offer/ (prompts, window, labels, focus,
+-- typing, hitenter, waiting, held, records, unserved): what the user sees
+-- and types when a command asks. It requires only offer/, host/, shared/
+-- and config; nothing here requires back up the chain of parts (shared/
+-- and config < host/ < offer/ < routes/ < runs/ < the entry points;
+-- scripts/require_graph.py).
 local M = {}
 
 local api = vim.api
 local config = require('ttyoffer.config')
 local focus = require('ttyoffer.offer.focus')
 local host = require('ttyoffer.host')
+local labels = require('ttyoffer.offer.labels')
 local layout = require('ttyoffer.shared.layout')
 local notify = require('ttyoffer.shared.notify')
 local records = require('ttyoffer.offer.records')
-local title = require('ttyoffer.shared.title')
 local typing = require('ttyoffer.offer.typing')
 local window = require('ttyoffer.offer.window')
-
--- Room for the screen's question in a window's title.
-local PROMPT_LIMIT = 60
 
 --- @class ttyoffer.Prompt
 --- @field id integer offer id
@@ -41,51 +39,20 @@ local current = nil --- @type ttyoffer.Prompt?
 local waiting_for_mode = false
 local waiting_for_pause = false
 
---- The command's title, computed once, when first shown.
---- @param id integer
---- @return string
-local function command_title(id)
-  local record = records.get(id)
-  if not record then
-    return 'offer ' .. id
-  end
-  record.title = record.title or title.of_command(record.cmd)
-  return record.title
-end
-
 local function title_text(prompt)
-  local text = command_title(prompt.id)
-  if prompt.question ~= '' then
-    text = text .. ' — ' .. title.sanitize(prompt.question, PROMPT_LIMIT)
-  end
-  local total = #queue + (current and 1 or 0)
-  if total > 1 then
-    text = string.format('%s (1/%d)', text, total)
-  end
-  return text
-end
-
---- What the border's foot says: how many wait behind the window, and the
---- key that declines them all with it.
-local function footer_text()
-  if #queue == 0 then
-    return ''
-  end
-  local key = config.current.keys.dismiss_all
-  local text = string.format('%d more waiting', #queue)
-  return key and string.format('%s · %s declines all', text, key) or text
+  return labels.title(prompt.id, prompt.question, #queue + (current and 1 or 0))
 end
 
 local function refresh_title()
   if current and current.window then
     window.set_title(current.window, title_text(current))
-    window.set_footer(current.window, footer_text())
+    window.set_footer(current.window, labels.footer(#queue))
   end
 end
 
 local function event(pattern, prompt, extra)
   local record = records.get(prompt.id)
-  local data = { id = prompt.id, title = command_title(prompt.id), pid = record and record.pid or 0 }
+  local data = { id = prompt.id, title = labels.command(prompt.id), pid = record and record.pid or 0 }
   for k, v in pairs(extra or {}) do
     data[k] = v
   end
@@ -171,7 +138,7 @@ local function open(prompt)
   local id = prompt.id
   local opened, height, width = window.open({
     title = title_text(prompt),
-    footer = footer_text(),
+    footer = labels.footer(#queue),
     first = prompt.first,
     on_input = function(data)
       host.notify('input', id, data)
@@ -360,11 +327,6 @@ function M.dismiss(id)
   return true
 end
 
--- The user's own ways to be asked once for many commands, named when a
--- storm of questions is declined: nothing here keeps a secret to answer the
--- next one.
-local ASKED_ONCE = "to be asked once: ssh-add (ssh-agent), gpg-agent's cache (default-cache-ttl)"
-
 --- Decline the prompt on screen and every one waiting behind it; the host
 --- declines the same questions, with no window, while the burst lasts
 --- (ttyoffer_nvim/offer/burst.py). One message says what was declined.
@@ -383,28 +345,9 @@ function M.dismiss_all(by_key)
       return prompt.id
     end, all)
   )
-  local what, seen = {}, {}
-  for _, prompt in ipairs(all) do
-    local name = command_title(prompt.id)
-    if prompt.question ~= '' then
-      name = name .. ' "' .. title.sanitize(prompt.question, PROMPT_LIMIT) .. '"'
-    end
-    if not seen[name] then
-      seen[name] = true
-      table.insert(what, name)
-    end
-  end
+  local message = labels.declined(all)
   local function tell()
-    notify.notice(
-      string.format(
-        'declined %d question%s, and the same again in this burst: %s',
-        #all,
-        #all == 1 and '' or 's',
-        table.concat(what, ', ')
-      ),
-      nil,
-      ASKED_ONCE
-    )
+    notify.notice(message, nil, labels.ASKED_ONCE)
   end
   for i = #queue, 1, -1 do
     unqueue(queue[i], i, 'dismissed')

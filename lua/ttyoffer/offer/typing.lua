@@ -5,6 +5,9 @@ local M = {}
 local config = require('ttyoffer.config')
 
 local last_key = 0 -- vim.uv.now() of the last key the user pressed
+-- While keys are dropped: the last time the editor's loop was seen served
+-- before a hold whose queued keys may not all have come yet (nil: none).
+local held_from = nil --- @type integer?
 local watching = false
 local dropping = false -- keys are dropped until the user pauses
 -- Keys are dropped to the end of the line (Enter), then until a pause: a
@@ -24,7 +27,9 @@ function M.watch()
   watching = true
   vim.on_key(function(key, typed)
     local now = vim.uv.now()
-    local since = now - last_key
+    -- A key that comes out of a hold was typed at any time during it: the
+    -- pause before it is only sure up to the hold's start.
+    local since = (held_from or now) - last_key
     local paused = since >= config.current.float.typing_pause
     last_key = now
     if secret_line and since < SECRET_PAUSE_MS then
@@ -47,8 +52,15 @@ end
 -- While keys are dropped, the editor's loop is looked at this often (ms):
 -- a pause is measured where keys are processed, and keys typed while a
 -- plugin held the editor all come at once after it, the first of them late.
--- A gap in the ticks (the editor served nothing) counts as typing going on.
+-- A gap in the ticks (the editor served nothing) is a hold: its keys, if
+-- any, come in the next ticks, each judged as typed as early as the hold's
+-- start. A hold is not typing: the pause runs on through it, so a loop that
+-- is slow all the time (a plugin's busy timer, a loaded machine) delays the
+-- judgment by one hold at most, never keeps the keys dropped.
 local TICK_MS = 20
+-- Ticks on time after a hold by which its queued keys have come (the loop
+-- read its input and served it in between).
+local SETTLE_TICKS = 2
 local ticker = nil --- @type uv.uv_timer_t?
 
 local function stop_ticking()
@@ -57,6 +69,7 @@ local function stop_ticking()
     ticker:close()
   end
   ticker = nil
+  held_from = nil
 end
 
 local function start_ticking()
@@ -64,14 +77,20 @@ local function start_ticking()
     return
   end
   local last_tick = vim.uv.now()
+  local on_time = 0 -- ticks on time since the last hold
   ticker = assert(vim.uv.new_timer())
   ticker:start(TICK_MS, TICK_MS, function()
     local now = vim.uv.now()
     if now - last_tick > 4 * TICK_MS then
-      last_key = now -- the editor was held: keys may be queued behind it
+      held_from, on_time = last_tick, 0 -- the editor was held: keys may be queued behind it
+    else
+      on_time = on_time + 1
+      if on_time >= SETTLE_TICKS then
+        held_from = nil
+      end
     end
     last_tick = now
-    if not dropping or now - last_key >= config.current.float.typing_pause then
+    if not dropping or M.until_pause() == 0 then
       stop_ticking()
     end
   end)
@@ -119,7 +138,15 @@ end
 function M.until_pause()
   local pause = config.current.float.typing_pause
   local since = vim.uv.now() - last_key
-  return since >= pause and 0 or pause - since
+  if since < pause then
+    return pause - since
+  end
+  if held_from and held_from - last_key < pause then
+    -- A hold began before the pause was over: keys typed in it may still
+    -- be on their way in. Looked at again once the loop has served them.
+    return TICK_MS
+  end
+  return 0
 end
 
 --- Run `fn` once the user has paused typing.

@@ -5,6 +5,7 @@
 -- question can be answered.
 local M = {}
 
+local labels = require('ttyoffer.offer.labels')
 local notify = require('ttyoffer.shared.notify')
 local prompts = require('ttyoffer.offer.prompts')
 local records = require('ttyoffer.offer.records')
@@ -30,7 +31,7 @@ function M.tell(offer_id, question)
   -- Its `present` came first, when the editor got free: no window for it.
   prompts.hung_up(offer_id)
   records.set_state(offer_id, 'closed')
-  local what = record and title.of_command(record.cmd) or ('offer ' .. offer_id)
+  local what = labels.command(offer_id)
   local asked = question ~= '' and string.format(' "%s"', title.sanitize(question, QUESTION_LIMIT)) or ''
   local rerun = record and title.sanitize(M.as_bang_argument(record.rerun or record.cmd), math.huge) or nil
   -- The fix first: a notice is cut to one line, and the command's text

@@ -3,7 +3,9 @@
 -- host, its checks), and what turning the wrappers off puts back, the very
 -- same functions (identity, not a copy), vim.uv.spawn among them. jobstop()
 -- too, which the Lua side wraps for the commands the /bin/sh prologue leads
--- (routes/stopping.lua).
+-- (routes/stopping.lua). And luv's pipes, which its spawn is given: a test
+-- framework that later mocks vim.uv.spawn mocks them too (mini.test's
+-- spawn mock does), and neither may reach a process of the plugin's own.
 local M = {}
 
 M.jobstart = vim.fn.jobstart
@@ -12,5 +14,6 @@ M.fn_system = vim.fn.system
 M.systemlist = vim.fn.systemlist
 M.jobstop = vim.fn.jobstop
 M.uv_spawn = vim.uv.spawn
+M.new_pipe = vim.uv.new_pipe
 
 return M
