@@ -632,6 +632,7 @@ def recording_flood(workdir: Path, seconds: int) -> dict[str, Any]:
     import shutil
 
     from ttyoffer_nvim.runs import sessions
+    from ttyoffer_nvim.runs.kinds.dtach import kill_session
 
     runtime = workdir / "fr"
     runtime.mkdir(mode=0o700)
@@ -662,12 +663,12 @@ def recording_flood(workdir: Path, seconds: int) -> dict[str, Any]:
     plain_largest, plain_printed = flooded(
         plain_argv, {"SHELL": "/bin/sh"}, lambda: plain.stat().st_size if plain.exists() else 0
     )
-    sessions.kill_session(folder, "plain")
+    kill_session(folder, "plain")
     sessions.make_fifo(session)
     argv, env = sessions.create_argv(dtach, script, session, flood, "/bin/sh")
     argv[1] = "-n"  # made detached: nobody attached
     largest, printed = flooded(argv, env, lambda: sessions.recording_size(session))
-    sessions.kill_session(folder, "flood")
+    kill_session(folder, "flood")
     return {
         "seconds": seconds,
         "bound_kb": sessions.RECORDING_BYTES // 1024,

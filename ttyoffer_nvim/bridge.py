@@ -21,14 +21,14 @@ import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ship
 
 from .hostsetup import install_log_redaction, raise_fd_limit
 from .offer.offer import Offer, OfferTable, State
+from .oldmethods import OldMethods
 from .protocol import EVENTS, REQUESTS, arguments, event_call
 from .term.keepers import Keepers
 
 # Runs, sessions and tmux are imported when first used: an idle host, which
 # most hosts are, does without their megabyte.
 if TYPE_CHECKING:
-    from .runs import tmux
-    from .runs.remote_calls import RemoteCalls
+    from .runs.kinds.base import RunKind
     from .runs.runs import Run, RunTable
     from .term.keeper import KeeperLink
 
@@ -40,8 +40,6 @@ MAX_BATCH = 256
 
 # The chunk for each event, built once.
 _EVENT_CALLS = {name: event_call(name) for name in EVENTS}
-# Seconds a tmux run waits for the login shell's PATH (then the host's).
-LOGIN_PATH_WAIT = 3.0
 
 
 def send_event(nvim: Any, event: str, *args: Any) -> None:
@@ -167,7 +165,7 @@ class NvimPresenter:
         greenlet.greenlet(ask).switch()
 
 
-class TtyOfferHost:
+class TtyOfferHost(OldMethods):
     """Plain class behind the rplugin shell; one per host process."""
 
     def __init__(self, nvim: Any) -> None:
@@ -175,7 +173,6 @@ class TtyOfferHost:
         self._presenter = NvimPresenter(nvim)
         self._table: OfferTable | None = None
         self._runs: RunTable | None = None
-        self._remote_calls: RemoteCalls | None = None
         self._keepers = Keepers(self._presenter.no_keeper, self._keeper_replaced)
         self._asked: set[asyncio.Future[Any]] = set()
         raise_fd_limit()
@@ -252,140 +249,41 @@ class TtyOfferHost:
             return {"pending": True}
         return {"path": login.value.path, "source": login.value.source}
 
-    async def sessions(self) -> dict[str, Any]:
-        """The persistent sessions, read in a thread: a pass over /proc (a
-        millisecond a session) never stalls a prompt's relay."""
-        from .runs import sessions
+    # -- what every kind of run answers: `kind` is its name ("dtach", "tmux",
+    # "remote"), `where` where its sessions are (nothing for dtach, the tmux
+    # server's name, the ssh destination), `ssh` the ssh command's words
+    # (remote); each kind's answer is its own (runs/kinds/) ----------------
 
-        try:
-            folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
-        except (OSError, sessions.SessionFolderError) as err:
-            return {"error": str(err)}
-        found = await asyncio.get_running_loop().run_in_executor(None, sessions.list_sessions, folder)
-        return {"sessions": [s.as_dict() for s in found]}
+    def _kind(self, name: Any) -> type[RunKind] | str:
+        from .runs.kinds.choose import named
 
-    async def session_kill(self, name: Any) -> dict[str, Any]:
-        """{name, count}, or {error} for a name that is not one (it is never
-        taken for the session the sanitiser would make of it). The kill,
-        which waits for its processes to go, runs in a thread."""
-        from .runs import sessions
+        return named(name)
 
-        refused = sessions.refusal(name)
-        if refused is not None:
-            return {"error": refused}
-        try:
-            folder = sessions.session_folder(os.environ.get("XDG_RUNTIME_DIR"))
-        except (OSError, sessions.SessionFolderError) as err:
-            return {"error": str(err)}
-        count = await asyncio.get_running_loop().run_in_executor(None, sessions.kill_session, folder, name)
-        return {"name": name, "count": count}
+    async def run_sessions(self, kind: Any, where: Any, ssh: Any, wait_ms: int) -> dict[str, Any]:
+        found = self._kind(kind)
+        if isinstance(found, str):
+            return {"error": found}
+        return await found.sessions(self.runs, where, ssh, wait_ms / 1000)
 
-    def _tmux(self, server: Any) -> tmux.Tmux:
-        from .runs import tmux
+    async def run_session_kill(
+        self, kind: Any, where: Any, name: Any, ssh: Any, wait_ms: int
+    ) -> dict[str, Any]:
+        found = self._kind(kind)
+        if isinstance(found, str):
+            return {"error": found}
+        return await found.kill_session(self.runs, where, name, ssh, wait_ms / 1000)
 
-        return tmux.for_server(str(server or ""), dict(os.environ))
+    async def run_prepare(self, kind: Any, spec: Any) -> dict[str, Any]:
+        found = self._kind(kind)
+        if isinstance(found, str):
+            return {"error": found}
+        return await found.prepare(self.runs, spec)
 
-    async def tmux_prepare(self, spec: Any) -> dict[str, Any]:
-        """Make the pane of a tmux run's program, or find the one to
-        re-attach to; the errors reach the caller before any pane opens.
-        tmux runs off the loop (tmux.call)."""
-        from .runs import tmux
-        from .runs.ending import Ending
-        from .runs.runs import NOT_STARTED_CODE, resolve
-
-        if not isinstance(spec, dict):
-            return {"error": "a tmux run is described by a table"}
-        try:
-            server = self._tmux(spec.get("server"))
-            argv = [str(a) for a in spec.get("argv") or []]
-            # The login shell's PATH is the session's: asked once, waited
-            # for here (the editor waits for this answer anyway).
-            login = await self.runs.login_path.wait(LOGIN_PATH_WAIT)
-            env = {str(k): str(v) for k, v in (spec.get("env") or {}).items()}
-            env.setdefault("PATH", login.path if login else os.environ.get("PATH", os.defpath))
-            # The user's environment as it was before the editor and the
-            # plugin added theirs: a server these commands start keeps it.
-            given = spec.get("server_env")
-            server_env = (
-                {str(k): str(v) for k, v in given.items()} if isinstance(given, dict) else dict(os.environ)
-            )
-            server_env.pop("TMUX", None)
-            cwd = str(spec.get("cwd") or os.getcwd())
-            if not os.path.isdir(cwd):
-                raise tmux.TmuxError(f"cwd {cwd!r} is not a folder")
-            rows, cols = int(spec.get("rows") or 24), int(spec.get("cols") or 80)
-            if argv:
-                # As for any run: a program that cannot start is told apart
-                # (127, not found or not executable) before anything is made.
-                executable, reason, message = resolve(argv[0], env["PATH"], cwd)
-                if executable is None:
-                    ending = Ending(NOT_STARTED_CODE, 0, reason, message)
-                    return {"session": tmux.session_name(spec.get("name")), "ended": ending.as_dict()}
-            prepared = await tmux.prepare(server, spec.get("name"), argv, cwd, env, rows, cols, server_env)
-        except (tmux.TmuxError, ValueError, TypeError) as err:
-            return {"error": str(err)}
-        answer: dict[str, Any] = {
-            "session": prepared.session,
-            "pane": prepared.pane,
-            "attach": prepared.attach,
-        }
-        if prepared.ending is not None:
-            answer["ended"] = prepared.ending.as_dict()
-        return answer
-
-    async def tmux_list(self, server: Any) -> dict[str, Any]:
-        from .runs import tmux
-
-        try:
-            found = await tmux.list_sessions(self._tmux(server))
-        except tmux.TmuxError as err:
-            return {"error": str(err)}
-        return {"sessions": [s.as_dict() for s in found]}
-
-    def remote_command(self, dest: Any, action: Any, name: Any, ssh: Any, signum: Any) -> dict[str, Any]:
-        """The argv of `:TtyRun check` (fast: nothing is asked of the
-        network here; the editor runs it in a pane)."""
-        from .runs import remote
-
-        if action != "check":
-            return {"error": f"no remote action {action!r} here"}
-        words = ssh if isinstance(ssh, list) else []
-        built = remote.command(words, dest, "check", name, None, os.environ.get("XDG_RUNTIME_DIR"))
-        if isinstance(built, str):
-            return {"error": built}
-        return {"argv": built.argv, "name": built.name}
-
-    @property
-    def remote_calls(self) -> RemoteCalls:
-        if self._remote_calls is None:
-            from .runs.remote_calls import RemoteCalls
-
-            self._remote_calls = RemoteCalls(self._presenter.remote_answer)
-        return self._remote_calls
-
-    async def remote_sessions(self, dest: Any, ssh: Any, wait_ms: int) -> dict[str, Any]:
-        from .runs import remote
-
-        if not isinstance(dest, str):
-            return {"error": remote.refusal(dest)}
-        words = ssh if isinstance(ssh, list) else []
-        return await self.remote_calls.sessions(words, dest, wait_ms / 1000)
-
-    async def remote_kill(self, dest: Any, name: Any, ssh: Any, wait_ms: int) -> dict[str, Any]:
-        from .runs import remote, sessions
-
-        if not isinstance(dest, str) or not isinstance(name, str):
-            return {"error": remote.refusal(dest) or sessions.refusal(name)}
-        words = ssh if isinstance(ssh, list) else []
-        return await self.remote_calls.kill(words, dest, name, wait_ms / 1000)
-
-    async def tmux_kill(self, session: Any, server: Any) -> dict[str, Any]:
-        from .runs import tmux
-
-        try:
-            return {"ended": await tmux.kill(self._tmux(server), str(session))}
-        except tmux.TmuxError as err:
-            return {"error": str(err)}
+    def run_check(self, kind: Any, where: Any, ssh: Any) -> dict[str, Any]:
+        found = self._kind(kind)
+        if isinstance(found, str):
+            return {"error": found}
+        return found.check(where, ssh)
 
     def answer_now(self, value: Coroutine[Any, Any, dict[str, Any]]) -> dict[str, Any]:
         """A request's value, for pynvim's synchronous handlers: one that
@@ -429,12 +327,6 @@ class TtyOfferHost:
         self._asked.add(task)  # the loop holds tasks weakly only
         task.add_done_callback(self._asked.discard)
         task.add_done_callback(done)
-
-    # -- notifications --------------------------------------------------------
-
-    def remote_signal(self, dest: Any, name: Any, ssh: Any, signum: int) -> None:
-        if isinstance(dest, str) and isinstance(name, str):
-            self.remote_calls.signal(ssh if isinstance(ssh, list) else [], dest, name, signum)
 
     def refill(self, count: int, rows: int, cols: int) -> None:
         ptys, error = self._allocate(count, rows, cols)
@@ -491,7 +383,7 @@ class TtyOfferHost:
         self.table.configure(blocked_ms)
 
     def run_start(self, run_id: int, spec: Any) -> None:
-        from .runs.runs import spec_from
+        from .runs.runspec import spec_from
 
         self.runs.start(run_id, spec_from(spec))
 

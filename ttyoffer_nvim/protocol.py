@@ -193,6 +193,43 @@ METHODS: dict[str, Message] = {
     "run_path": request(
         "The PATH runs get: {path, source}, or {pending = true} while the login shell is being asked."
     ),
+    "run_sessions": request(
+        "The sessions of one kind of run (`kind`: dtach, tmux or remote) where they are (`where`: "
+        "nil for dtach, the tmux server's name, the ssh destination; `ssh`: the ssh command's words, "
+        "for remote), read now: {sessions = [{name, created, ..., ended?}]}; remote waits `wait_ms` "
+        "at most, else answers what is known with {stale = true, known_at} (the answer comes later as "
+        "`remote_answer`); or {error}.",
+        kind="any",
+        where="any",
+        ssh="any",
+        wait_ms="int",
+    ),
+    "run_session_kill": request(
+        "End session `name` of one kind of run (`kind`, `where`, `ssh` as for run_sessions): {name, "
+        "count} (dtach), {name, ended} (tmux, remote), {name, pending = true} (remote, told later as "
+        "`remote_answer`), or {error} for a name that is not one.",
+        kind="any",
+        where="any",
+        name="any",
+        ssh="any",
+        wait_ms="int",
+    ),
+    "run_prepare": request(
+        "What one kind of run makes before its pane opens, from the run's spec: for tmux, the pane of "
+        "the program (or the one to re-attach to): {session, pane, attach (the argv that attaches to "
+        "it), ended (how the program ended, when it had)}; {} for the other kinds; or {error}.",
+        kind="any",
+        spec="any",
+    ),
+    "run_check": request(
+        "The local argv that checks what one kind of run needs where it runs, run in a pane (remote: "
+        "`:TtyRun check` on the ssh destination `where`, with the ssh command's words `ssh`): {argv}, "
+        "{} when there is nothing to check, or {error}.",
+        kind="any",
+        where="any",
+        ssh="any",
+    ),
+    # The old per-kind names (oldmethods.py), until the editor calls the run_* ones.
     "sessions": request(
         "The persistent sessions, read now: {sessions = [{name, created, command, title, pid, "
         "ended}]}, or {error}."
@@ -250,13 +287,20 @@ METHODS: dict[str, Message] = {
         args="any",
     ),
     "run_start": notify(
-        "Start a run: {argv, cwd, base_env, env, rows, cols, persist, tmux}.", run_id="int", spec="any"
+        "Start a run: {argv, cwd, base_env, env, rows, cols, persist, tmux, host, ssh}.",
+        run_id="int",
+        spec="any",
     ),
     "run_input": notify(terminal=True, run_id="int", data="bytes"),
     "run_ack": notify(run_id="int", count="int"),
     "run_resize": notify(run_id="int", rows="int", cols="int"),
     "run_close": notify("The pane is closed: hang up what still runs; the run is forgotten.", run_id="int"),
-    "run_signal": notify("run:kill(signal): to the program, while it runs.", run_id="int", signum="int"),
+    "run_signal": notify(
+        "run:kill(signal): to the program, while it runs (a session's program, where its kind has it: "
+        "the session's, the tmux pane's, the one on the far machine).",
+        run_id="int",
+        signum="int",
+    ),
 }
 
 EVENTS: dict[str, tuple[str, ...]] = {name: m.args for name, m in EVENT_MESSAGES.items()}

@@ -31,7 +31,8 @@ import test_remote_runs
 from test_remote_runs import KEYED, Remote
 
 from harness import Editor, Sandbox, editor, wait_until
-from ttyoffer_nvim.runs import sessions
+from ttyoffer_nvim.runs import sessionprocs
+from ttyoffer_nvim.runs.kinds import dtach
 
 pytestmark = pytest.mark.e2e
 
@@ -219,7 +220,7 @@ def runtime_dir() -> Iterator[Path]:
     finally:
         for found in (folder / "ttyoffer-sessions", folder):
             for sock in found.glob("*.sock"):
-                sessions.kill_session(found, sock.name[: -len(".sock")])
+                dtach.kill_session(found, sock.name[: -len(".sock")])
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -238,7 +239,7 @@ def tmux_processes(env: dict[str, str], *server: str) -> list[int]:
 def dtach_session(socket: Path) -> list[int]:
     """The dtach master serving `socket`, once its program runs (`dtach -n`
     forks it and is gone)."""
-    masters = sessions.ProcessTable().masters(socket)
+    masters = sessionprocs.ProcessTable().masters(socket)
     return masters if program_started(masters) else []
 
 

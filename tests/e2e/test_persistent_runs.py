@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import os
 import re
+import select
 import shlex
 import signal
 import stat
@@ -26,9 +27,11 @@ from hypothesis import strategies as st
 from test_unit_runs import FakePresenter, table, until
 
 from harness import Editor, Sandbox, editor, wait_until
-from ttyoffer_nvim.runs import sessions, sessionwrap
-from ttyoffer_nvim.runs.runs import RunSpec
-from ttyoffer_nvim.runs.sessions import ClearStripper, sanitize_name
+from ttyoffer_nvim.runs import sessionprocs, sessions, sessionwrap
+from ttyoffer_nvim.runs.kinds import dtach
+from ttyoffer_nvim.runs.kinds.dtach import ClearStripper, DtachKind
+from ttyoffer_nvim.runs.runspec import RunSpec
+from ttyoffer_nvim.runs.sessions import sanitize_name
 from ttyoffer_nvim.term import procfs
 from users import accounts
 
@@ -46,7 +49,7 @@ def runtime_dir() -> Iterator[Path]:
         found = folder / "ttyoffer-sessions"
         if found.is_dir():
             for sock in found.glob("*.sock"):
-                sessions.kill_session(found, sock.name[: -len(".sock")])
+                dtach.kill_session(found, sock.name[: -len(".sock")])
         for path in sorted(folder.rglob("*"), reverse=True):
             path.unlink() if not path.is_dir() else path.rmdir()
         folder.rmdir()
@@ -85,7 +88,7 @@ def test_a_session_outlives_the_editor_and_is_replayed_on_return(
         ed.nvim.command("qa!", async_=True)
         wait_until(lambda: not os.path.exists(f"/proc/{nvim_pid}"), what="the editor to end")
     session = sessions.paths(folder_of(runtime_dir), "work")
-    assert sessions.live(session.socket), "the session ended with the editor"
+    assert sessionprocs.live(session.socket), "the session ended with the editor"
     assert (folder_of(runtime_dir).stat().st_mode & 0o777) == 0o700
     assert (session.recording.stat().st_mode & 0o077) == 0
 
@@ -105,7 +108,7 @@ def test_a_session_outlives_the_editor_and_is_replayed_on_return(
         # Closing the pane detaches; the session goes on.
         ed.nvim.command(f"TtyRun close {run_id}")
         wait_until(lambda: ed.events("TtyRunExit"), what="the pane's run to end")
-        assert sessions.live(session.socket)
+        assert sessionprocs.live(session.socket)
         out = ed.nvim.api.exec2("TtyRun kill work", {"output": True})["output"]
         assert "session work ended" in out
         wait_until(lambda: not listed(ed), what="the list to be empty")
@@ -140,7 +143,7 @@ def test_kill_ends_that_session_only_and_one_killed_outside_leaves_the_list(
         assert sorted(s["name"] for s in listed(ed)) == ["three", "two"]
         # Killed from outside: gone at the next look, its files with it.
         two = next(s for s in listed(ed) if s["name"] == "two")
-        inside = sessions.ProcessTable().descendants(two["pid"])
+        inside = sessionprocs.ProcessTable().descendants(two["pid"])
         os.kill(two["pid"], signal.SIGKILL)
         wait_until(lambda: [s["name"] for s in listed(ed)] == ["three"], what="two to leave the list")
         assert not (folder_of(runtime_dir) / "two.sock").exists()
@@ -232,7 +235,7 @@ def test_without_dtach_a_persistent_run_runs_plainly_and_says_so(persistent_sand
 
 
 def test_the_clear_on_attach_is_dropped_once_even_split_between_reads() -> None:
-    clear = sessions.DTACH_CLEAR
+    clear = dtach.DTACH_CLEAR
     for cut in range(1, len(clear)):
         stripper = ClearStripper(now=0.0)
         out = stripper.feed(b"replayed" + clear[:cut], 0.1) + stripper.feed(clear[cut:] + b"live", 0.2)
@@ -240,10 +243,10 @@ def test_the_clear_on_attach_is_dropped_once_even_split_between_reads() -> None:
         # A program's own clear, later, is left alone.
         assert stripper.feed(clear, 0.3) == clear
     late = ClearStripper(now=0.0)
-    assert late.feed(clear, sessions.CLEAR_WINDOW + 1) == clear
+    assert late.feed(clear, dtach.CLEAR_WINDOW + 1) == clear
     held = ClearStripper(now=0.0)
     assert held.feed(b"abc\x1b[", 0.1) == b"abc"
-    assert held.feed(b"2J", sessions.CLEAR_WINDOW + 1) == b"\x1b[2J"
+    assert held.feed(b"2J", dtach.CLEAR_WINDOW + 1) == b"\x1b[2J"
 
 
 def test_the_replay_is_the_tail_from_a_whole_line_after_a_reset(tmp_path: Path) -> None:
@@ -284,11 +287,11 @@ def test_any_name_through_create_list_and_kill_stays_in_the_folder(name: str) ->
         argv[1] = "-n"  # made detached: no terminal needed here
         subprocess.run(argv, cwd=cwd, check=True, timeout=10)
         listed_now = wait_until(
-            lambda: [s for s in sessions.list_sessions(folder) if s.command == "sleep"], what="the session"
+            lambda: [s for s in dtach.list_sessions(folder) if s.command == "sleep"], what="the session"
         )
         assert [s.name for s in listed_now] == [sanitize_name(name)]
-        assert sessions.kill_session(folder, name) >= 3  # dtach's master, the wrapper and sleep
-        assert sessions.list_sessions(folder) == []
+        assert dtach.kill_session(folder, name) >= 3  # dtach's master, the wrapper and sleep
+        assert dtach.list_sessions(folder) == []
         assert list(folder.iterdir()) == [] and os.listdir(cwd) == []
         assert sorted(os.listdir(runtime)) == ["ttyoffer-sessions"]
 
@@ -306,7 +309,7 @@ def test_a_list_while_sessions_are_made_leaves_every_one_whole(runtime_dir: Path
     def keep_listing() -> None:
         nonlocal lists
         while not stop.is_set():
-            sessions.list_sessions(folder)
+            dtach.list_sessions(folder)
             lists += 1
 
     lister = threading.Thread(target=keep_listing, daemon=True)
@@ -326,7 +329,7 @@ def test_a_list_while_sessions_are_made_leaves_every_one_whole(runtime_dir: Path
     assert lists > 0  # (one list takes longer than a make on a loaded machine)
     listed_now = wait_until(
         lambda: (
-            sorted(s.name for s in sessions.list_sessions(folder) if s.command == "sleep") == names and names
+            sorted(s.name for s in dtach.list_sessions(folder) if s.command == "sleep") == names and names
         ),
         what="every session made",
     )
@@ -342,7 +345,7 @@ def test_a_fifo_left_by_a_session_that_never_started_goes_once_it_is_old(runtime
     sessions.make_fifo(old)
     past = time.time() - sessions.MAKING_SECONDS - 5
     os.utime(old.fifo, (past, past), follow_symlinks=False)
-    assert sessions.list_sessions(folder) == []
+    assert dtach.list_sessions(folder) == []
     assert young.fifo.exists() and not old.fifo.exists()
 
 
@@ -357,7 +360,7 @@ def session_folder(runtime_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def persistent(name: str, *argv: str) -> RunSpec:
-    return RunSpec(list(argv), "", dict(os.environ), {}, 24, 80, name)
+    return RunSpec(list(argv), "", dict(os.environ), {}, 24, 80, DtachKind(name))
 
 
 def pid_of(*argv: str) -> int | None:
@@ -385,6 +388,9 @@ async def test_a_persistent_run_ends_as_its_program_did(session_folder: Path) ->
     await until(lambda: all(pid_of("sleep", f"30{i}") for i in (3, 4, 5)), 20)
     termed = pid_of("sleep", "303")
     assert termed is not None
+    # Watched through a pidfd: on a loaded machine its pid may be another
+    # process's by the time it is looked at again.
+    termed_fd = os.pidfd_open(termed)
     runs.signal(3, signal.SIGTERM)  # run:kill('TERM'): the program, not the dtach client
     killed = pid_of("sleep", "304")
     assert killed is not None
@@ -402,7 +408,10 @@ async def test_a_persistent_run_ends_as_its_program_did(session_folder: Path) ->
         5: (129, signal.SIGHUP, "closed"),
     }
     assert b"out" in presenter.output[1]
-    assert procfs.process_gone(termed)
+    try:
+        assert select.select([termed_fd], [], [], 0)[0] == [termed_fd], "the TERMed program still runs"
+    finally:
+        os.close(termed_fd)
     # Closing only detached: that session's program goes on. The sessions
     # that ended, seen ending, left nothing; the missing program made none.
     assert pid_of("sleep", "305")
@@ -449,7 +458,7 @@ def result_of(ed: Editor, run_id: int) -> dict[str, Any]:
 def await_ended(folder: Path, name: str) -> str:
     def ended() -> str:
         return next(
-            (s.ended.describe() for s in sessions.list_sessions(folder) if s.name == name and s.ended), ""
+            (s.ended.describe() for s in dtach.list_sessions(folder) if s.name == name and s.ended), ""
         )
 
     found: str = wait_until(ended, 20, f"session {name} to be listed as ended")
@@ -643,13 +652,21 @@ def test_the_ring_keeps_the_last_of_the_output_in_its_bound(tmp_path: Path) -> N
     )
     assert recorder.first
     # The ending: written 0600 by rename, read back; anything else is not one.
-    sessionwrap.write_status(fd, "r", {"code": 3, "signal": 0, "reason": "exited", "message": ""})
+    sessionwrap.write_status(fd, "r", sessionwrap.Status(3))
     ending = sessions.read_ending(session)
     assert ending is not None and (ending.code, ending.describe()) == (3, "exited 3")
     assert stat.S_IMODE(session.status.stat().st_mode) == 0o600
+    # What the wrapper of an earlier version, still running, writes.
+    session.status.write_text('{"code": 143, "signal": 15, "reason": "signal", "message": "", "ended": 1.5}')
+    ending = sessions.read_ending(session)
+    assert ending is not None and (ending.code, ending.describe(), ending.ended) == (
+        143,
+        "killed by SIGTERM",
+        1.5,
+    )
     session.status.unlink()
     session.status.symlink_to(tmp_path / "planted")
-    (tmp_path / "planted").write_text('{"code": 0, "signal": 0, "reason": "exited", "message": ""}')
+    (tmp_path / "planted").write_text("0 0 exited 0\n")
     assert sessions.read_ending(session) is None
     os.close(fd)
 
@@ -665,3 +682,36 @@ def test_refusal_names_the_session_a_name_is_not_taken_for() -> None:
     ):
         refused = sessions.refusal(name)
         assert refused is not None and f'say "{meant}"' in refused, refused
+
+
+ASK = (
+    "local answer, err = require('ttyoffer.host').request_within(5000, ...) "
+    "return {answer = answer or vim.NIL, err = err or vim.NIL}"
+)
+
+
+def test_the_generic_requests_answer_for_dtach_as_the_old_ones(persistent_sandbox: Sandbox) -> None:
+    """run_sessions, run_session_kill and run_prepare with kind "dtach"
+    give what sessions and session_kill give (those are aliases onto them
+    until the editor's side moves), and an unknown kind is refused."""
+    with editor(persistent_sandbox) as ed:
+        ed.nvim.command("TtyRun! generic sleep 309")
+        run_id = last_run(ed)
+        running = [{"name": "generic", "command": "sleep"}]
+        wait_until(
+            lambda: [{k: s[k] for k in ("name", "command")} for s in listed(ed)] == running, 30, "sleep"
+        )
+        old = ed.lua(ASK, "sessions")["answer"]["sessions"]
+        new = ed.lua(ASK, "run_sessions", "dtach", None, None, 0)["answer"]["sessions"]
+        assert [(s["name"], s["command"]) for s in new] == [(s["name"], s["command"]) for s in old]
+        assert [(s["name"], s["command"]) for s in new] == [("generic", "sleep")]
+        assert not ed.lua(ASK, "run_prepare", "dtach", {})["answer"]  # {}: nothing made first
+        refused = ed.lua(ASK, "run_session_kill", "dtach", None, "gen.eric", None, 0)["err"]
+        assert "is not a session name" in refused
+        unknown = ed.lua(ASK, "run_sessions", "screen", None, None, 0)["err"]
+        assert "not a kind of run" in unknown
+        killed = ed.lua(ASK, "run_session_kill", "dtach", None, "generic", None, 0)["answer"]
+        assert killed["name"] == "generic" and killed["count"] >= 3, killed
+        ended = "return require('ttyoffer.runs').get(...).result"
+        wait_until(lambda: ed.lua(ended, run_id), 20, "the run's end")
+        assert listed(ed) == []

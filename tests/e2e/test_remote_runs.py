@@ -465,15 +465,64 @@ def test_a_wrong_password_shows_sshs_error_and_leaves_nothing(
     assert not control.exists() or not list(control.iterdir()), "a connection was left behind"
 
 
+# run:kill() as the editor sends it today (remote_signal, by the session's
+# name), and run_signal by the run's id, which the host knows is remote.
+SIGNALLED = {
+    "remote_signal": "require('ttyoffer.runs').get(...):kill('TERM')",
+    "run_signal": "require('ttyoffer.host').notify('run_signal', ..., 15)",
+}
+
+
+@pytest.mark.parametrize("route", sorted(SIGNALLED))
 def test_kill_signals_the_remote_program_and_the_run_ends_as_it_did(
-    remote_sandbox: Sandbox, remote_host: Remote
+    remote_sandbox: Sandbox, remote_host: Remote, route: str
 ) -> None:
     with editor(remote_sandbox) as ed:
         ed.nvim.command(f"TtyRun! {KEYED}:sig sleep 303")
         run_id = last_run(ed)
         wait_until(lambda: remote_processes(remote_host.account, "303"), 30, "the remote program")
         wait_until(lambda: ed.lua("return require('ttyoffer.runs').get(...).session", run_id) == "sig")
-        ed.lua("require('ttyoffer.runs').get(...):kill('TERM')", run_id)
+        ed.lua(SIGNALLED[route], run_id)
         ended = wait_until(lambda: result(ed, run_id), 30, "the run to end")
         assert (ended["code"], ended["reason"], ended["signal"]) == (143, "signal", 15), ended
     assert not list(remote_host.folder.glob("sig.*"))
+
+
+ASK = (
+    "local answer, err = require('ttyoffer.host').request_within(8000, ...) "
+    "return {answer = answer or vim.NIL, err = err or vim.NIL}"
+)
+
+
+def test_the_generic_requests_list_kill_and_check_a_remote_session(
+    remote_sandbox: Sandbox, remote_host: Remote
+) -> None:
+    """run_sessions, run_session_kill and run_check with kind "remote", the
+    ssh destination as `where` and the ssh words: what remote_sessions,
+    remote_kill and remote_command give (aliases onto them until the
+    editor's side moves)."""
+    with editor(remote_sandbox) as ed:
+        ed.nvim.command(f"TtyRun! {KEYED}:generic sleep 307")
+        run_id = last_run(ed)
+        wait_until(lambda: remote_processes(remote_host.account, "307"), 30, "the remote program")
+        ssh = ed.lua("return require('ttyoffer.config').current.runs.ssh")
+        new = wait_until(
+            lambda: (lambda a: a if a.get("sessions") and not a.get("stale") else None)(
+                ed.lua(ASK, "run_sessions", "remote", KEYED, ssh, 5000)["answer"]
+            ),
+            30,
+            "a fresh list",
+        )
+        old = ed.lua(ASK, "remote_sessions", KEYED, ssh, 5000)["answer"]
+        assert [(s["name"], s["state"]) for s in new["sessions"]] == [("generic", "running")]
+        assert [s["name"] for s in old["sessions"]] == ["generic"]
+        # The same ssh to the same place (the remote line differs: a nonce each).
+        checked = ed.lua(ASK, "run_check", "remote", KEYED, ssh)["answer"]["argv"]
+        checked_before = ed.lua(ASK, "remote_command", KEYED, "check", "", ssh, 0)["answer"]["argv"]
+        assert checked[-2] == KEYED and checked[:-1] == checked_before[:-1]
+        refused = ed.lua(ASK, "run_sessions", "remote", "-oProxyCommand=id", ssh, 5000)["err"]
+        assert "is not an ssh destination" in refused, refused
+        killed = ed.lua(ASK, "run_session_kill", "remote", KEYED, "generic", ssh, 5000)["answer"]
+        assert killed.get("pending") or killed == {"name": "generic", "ended": True}, killed
+        wait_until(lambda: not remote_processes(remote_host.account, "307"), 20, "the program to end")
+        wait_until(lambda: result(ed, run_id), 20, "the run's end")

@@ -214,3 +214,34 @@ def test_an_argument_starting_with_a_dash_reaches_the_program_as_given(body: str
             asyncio.run(check())
         finally:
             end_tmux_servers(Path(folder))
+
+
+ASK = (
+    "local answer, err = require('ttyoffer.host').request_within(5000, ...) "
+    "return {answer = answer or vim.NIL, err = err or vim.NIL}"
+)
+
+
+def test_the_generic_requests_answer_for_tmux_as_the_old_ones(tmux_editor: tuple[Editor, Any]) -> None:
+    """run_sessions and run_session_kill with kind "tmux" and the server as
+    `where` give what tmux_list and tmux_kill give (aliases onto them until
+    the editor's side moves); run_prepare is tmux_prepare."""
+    ed, _ = tmux_editor
+    server = ed.lua("return require('ttyoffer.config').current.runs.tmux_server")
+    run_id = ed.lua("return require('ttyoffer').run({tmux = 'generic', argv = {'sleep', '308'}}).id")
+    wait_until(lambda: names(ed) == ["ttyoffer-generic"], what="the session")
+    old = ed.lua(ASK, "tmux_list", server)["answer"]["sessions"]
+    new = ed.lua(ASK, "run_sessions", "tmux", server, None, 0)["answer"]["sessions"]
+    assert [(s["name"], s["command"]) for s in new] == [(s["name"], s["command"]) for s in old]
+    assert [s["name"] for s in new] == ["ttyoffer-generic"]
+    # The pane to re-attach to, as tmux_prepare finds it.
+    spec = {"name": "generic", "argv": [], "cwd": "", "env": {}, "rows": 10, "cols": 80, "server": server}
+    prepared = ed.lua(ASK, "run_prepare", "tmux", spec)["answer"]
+    assert prepared["session"] == "ttyoffer-generic" and prepared["pane"].startswith("%"), prepared
+    refused = ed.lua(ASK, "run_session_kill", "tmux", server, "someone-elses", None, 0)["err"]
+    assert "is not a session of ttyoffer's" in refused
+    killed = ed.lua(ASK, "run_session_kill", "tmux", server, "ttyoffer-generic", None, 0)["answer"]
+    assert killed == {"name": "ttyoffer-generic", "ended": True}
+    ended = "return require('ttyoffer.runs').get(...).result"
+    wait_until(lambda: ed.lua(ended, run_id), 20, "the run's end")
+    assert names(ed) == []

@@ -122,3 +122,14 @@ def test_the_editor_describes_an_ending_it_makes_as_the_host(lua: Any, made: end
     describe = "return require('ttyoffer.runs').describe(...)"
     assert lua(describe, shown) == said  # made in the editor: the same words
     assert lua(describe, shown | {"said": "the host's words"}) == "the host's words"
+
+
+def test_the_recording_bound_is_written_once() -> None:
+    # Local (sessions.py, and sessionwrap.py, which runs alone and keeps a
+    # copy) and remote (the far side's watcher rotates at half of it).
+    from ttyoffer_nvim.runs import sessionwrap
+
+    assert sessions.RECORDING_BYTES == sessionwrap.RECORDING_BYTES == rules.RECORDING_BYTES
+    script = remote_sh.script_for("run", "build", ["true"], "0000", "")
+    assert f"-gt {rules.RECORDING_BYTES // 2} ]" in script
+    assert str(rules.RECORDING_BYTES // 2) not in Path(remote_sh.__file__).read_text()

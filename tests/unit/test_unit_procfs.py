@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
 from harness import wait_until
 from ttyoffer_nvim.term import procfs
@@ -68,3 +70,20 @@ def test_gone_means_exited_reaped_or_not() -> None:
     assert procfs.process_gone(child.pid)
     assert procfs.stat(child.pid) is None
     assert procfs.process_name(child.pid) == "?"
+
+
+def test_a_pinned_process_is_signalled_and_never_another_after_it() -> None:
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        with procfs.pinned(child.pid) as pidfd:
+            assert pidfd >= 0
+            assert procfs.send_signal(pidfd, signal.SIGTERM)
+            assert child.wait(timeout=10) == -signal.SIGTERM
+            # Reaped: its pid may be another's now; the pidfd still names it.
+            assert not procfs.send_signal(pidfd, signal.SIGTERM)
+    finally:
+        child.kill()
+        child.wait()
+    no_such = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+    with procfs.pinned(no_such) as none:
+        assert none == -1 and not procfs.send_signal(none, signal.SIGTERM)

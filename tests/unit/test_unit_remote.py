@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -209,3 +210,20 @@ def test_a_call_that_does_not_end_in_time_is_killed_and_said() -> None:
     code, _, said = asyncio.run(call_ssh(["sleep", "30"], timeout=0.3))
     assert code == 255 and "no answer within 0.3 s" in said
     assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["__NAME_LENGTH__", "__NAME_CHARACTERS__", "__ARGV__", "__NONCE__", "__WRAPPER__", "__RECORDING_HALF__"],
+)
+def test_a_session_named_like_a_placeholder_is_that_session(name: str) -> None:
+    """The remote script is filled in one pass: a name (or an argument) that
+    looks like one of its placeholders is never filled in again."""
+    from ttyoffer_nvim.runs import remote_sh
+
+    for action in ("kill", "signal"):
+        script = remote_sh.script_for(action, name, ["TERM"], "0000", "")
+        assert f"name={name}\n" in script, action
+    script = remote_sh.script_for("run", name, ["echo", "__NAME__", "__NONCE__"], "0000", "")
+    assert f"name={name}\n" in script
+    assert script.startswith("set -- echo __NAME__ __NONCE__\n")

@@ -13,8 +13,12 @@ from typing import Any
 import pytest
 
 from ttyoffer_nvim.runs import runs as runs_module
-from ttyoffer_nvim.runs import sessions
-from ttyoffer_nvim.runs.runs import Run, RunSpec, RunTable, resolve, run_environment, spec_from
+from ttyoffer_nvim.runs.kinds.base import RunHooks
+from ttyoffer_nvim.runs.kinds.dtach import ClearFilter
+from ttyoffer_nvim.runs.kinds.pane import PaneKind
+from ttyoffer_nvim.runs.program import resolve
+from ttyoffer_nvim.runs.runs import Run, RunTable
+from ttyoffer_nvim.runs.runspec import RunSpec, run_environment, spec_from
 from ttyoffer_nvim.runs.shellenv import MARKER, LoginPath, parse
 
 
@@ -35,6 +39,21 @@ class FakePresenter:
         assert run.id not in self.ended, "told twice"
         self.ended[run.id] = run
         self.exit_event.set()
+
+    def remote_answer(self, dest: str, action: str, name: str, answer: dict[str, Any]) -> None:
+        raise AssertionError("no remote run here")
+
+
+class ClearedPane(PaneKind):
+    """A plain run whose pane drops dtach's clear-screen once told to, as
+    a persistent run's does on attach."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clear = ClearFilter()
+
+    def show(self, hooks: RunHooks, run: Run, data: bytes, eof: bool) -> None:
+        self.clear.show(hooks, run, data)
 
 
 def spec(*argv: str, cwd: str = "", env: dict[str, str] | None = None) -> RunSpec:
@@ -181,11 +200,11 @@ async def test_a_held_beginning_of_the_clear_is_shown_when_no_more_comes() -> No
     attach; a program that stops right after "ESC [ H" still gets it shown."""
     presenter = FakePresenter()
     runs = table(presenter)
-    runs.start(1, spec("sh", "-c", "read go; printf 'ready\\033[H'; exec sleep 30"))
+    cleared = ClearedPane()
+    argv = ["sh", "-c", "read go; printf 'ready\\033[H'; exec sleep 30"]
+    runs.start(1, RunSpec(argv, "", dict(os.environ), {}, 24, 80, cleared))
     await until(lambda: 1 in presenter.started)
-    run = runs.get(1)
-    assert run is not None
-    run.clear_stripper = sessions.ClearStripper(asyncio.get_running_loop().time())
+    cleared.clear.begin()
     runs.write(1, b"go\r")
     await until(lambda: presenter.output.get(1, b"").endswith(b"ready\x1b[H"))
     runs.close(1)

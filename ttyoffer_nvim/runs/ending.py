@@ -35,6 +35,11 @@ WORDS = {
 REASONS = tuple(WORDS)
 # The reasons of a program that never started (127 is told).
 NOT_STARTED = ("not_found", "not_executable", "cannot_start")
+# How a session's runtime writes its program's ending down (NAME.status),
+# on this machine (sessionwrap.py) and on another (remote_sh.py) alike: one
+# line, "CODE SIGNAL REASON ENDED[ MESSAGE]", ENDED in whole seconds since
+# the epoch, with one of these reasons.
+STATUS_REASONS = ("exited", "signal", *NOT_STARTED)
 
 
 def signal_name(signum: int) -> str:
@@ -69,6 +74,27 @@ class Ending:
         """The few words the user reads: exited 3, killed by SIGTERM."""
         words = WORDS.get(self.reason, WORDS["exited"])
         return rules.fill(words, code=self.code, signal_name=self.signal_name or f"signal {self.signal}")
+
+    def status_line(self) -> str:
+        """This ending as a session's runtime writes it down (STATUS_REASONS)."""
+        message = " ".join(self.message.split())
+        return (
+            f"{self.code} {self.signal} {self.reason} {int(self.ended)}"
+            + (f" {message}" if message else "")
+            + "\n"
+        )
+
+    @classmethod
+    def from_status_line(cls, text: str) -> Ending | None:
+        """The ending a session's status line tells; None for what is not one."""
+        fields = text.rstrip("\n").split(" ", 4)
+        if len(fields) < 4 or "\n" in text.rstrip("\n") or fields[2] not in STATUS_REASONS:
+            return None
+        code, signum, reason, ended = fields[:4]
+        if not (code.isdigit() and signum.isdigit() and ended.isdigit()):
+            return None
+        message = fields[4] if len(fields) == 5 else ""
+        return cls(int(code), int(signum), reason, message, float(ended))
 
     def as_dict(self) -> dict[str, object]:
         """The one shape an ending crosses the wire in (a run's result, a

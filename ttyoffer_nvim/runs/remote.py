@@ -49,7 +49,8 @@ from typing import NamedTuple
 from ..term import procfs
 from . import remote_sh, rules
 from .ending import Ending
-from .sessions import sanitize_name, unix_sockets
+from .sessionprocs import unix_sockets
+from .sessions import sanitize_name
 
 _DESTINATION = rules.destination_regex()
 # A minute after the last run to a host has gone, its connection closes.

@@ -18,6 +18,7 @@ One that ignores the hang-up runs on, listed as unreachable, until killed.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from . import rules
@@ -64,7 +65,7 @@ printf '%s %s %s\n' "$$" "$script_pid" "$master_pid" > "$d/$n.pid"
     tick=$((tick + 1))
     [ $((tick % 5)) -eq 0 ] || continue
     size=$(wc -c < "$log" 2>/dev/null) || break
-    if [ "${size:-0}" -gt 524288 ]; then
+    if [ "${size:-0}" -gt __RECORDING_HALF__ ]; then
       cp "$log" "$log.1.new" && mv -f "$log.1.new" "$log.1" && : > "$log"
     fi
   done
@@ -301,22 +302,50 @@ say 'ready for persistent runs'
 """
 
 _BODIES = {"run": _RUN, "list": _LIST, "kill": _KILL, "check": _CHECK, "signal": _SIGNAL}
+_PLACEHOLDER = re.compile(r"__([A-Z_]+?)__")
+# What the templates are filled with whatever the action: the session-name
+# rule (as sessions.sanitize_name applies it) and the recording's bound.
+_FIXED: dict[str, object] = {
+    "NAME_CHARACTERS": rules.NAME_CHARACTERS,
+    "NAME_LENGTH": rules.NAME_LENGTH,
+    "RECORDING_HALF": rules.RECORDING_BYTES // 2,
+}
+
+
+def wrapper() -> str:
+    """The far side's wrapper, as script(1) runs it there (REMOTE_WRAPPER,
+    filled in)."""
+    return _filled(REMOTE_WRAPPER, _FIXED)
+
+
+def _filled(template: str, values: dict[str, object]) -> str:
+    """`template` with each __PLACEHOLDER__ of `values` filled in, in one pass."""
+    return _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
 
 
 def script_for(action: str, name: str, argv: list[str], nonce: str, install: str) -> str:
     """The remote sh program of `action` ("run", "list", "kill", "check",
     "signal": then argv is the signal's name). `name` is sanitised."""
     body = _BODIES[action]
+    signal_name = "TERM"
     if action == "signal":
-        body = body.replace("__SIGNAL__", argv[0] if argv and argv[0].isalnum() else "TERM")
+        signal_name = argv[0] if argv and argv[0].isalnum() else "TERM"
         argv = []
-    script = (_PREAMBLE + body).replace("__NONCE__", nonce).replace("__INSTALL__", install)
-    script = script.replace("__NAME__", shlex.quote(name)).replace("__WRAPPER__", shlex.quote(REMOTE_WRAPPER))
-    script = script.replace("__SCRIPT_COMMAND__", shlex.quote(SCRIPT_COMMAND))
-    # The session-name rule, as sessions.sanitize_name applies it.
-    script = script.replace("__NAME_CHARACTERS__", rules.NAME_CHARACTERS)
-    script = script.replace("__NAME_LENGTH__", str(rules.NAME_LENGTH))
-    # The program's argv: "$@" and "$#" for the script, TTYOFFER_ARGV (as
-    # shlex words) for the wrapper.
-    script = script.replace("__ARGV__", shlex.quote(shlex.join(argv)))
+    values = {
+        "SIGNAL": signal_name,
+        "NONCE": nonce,
+        "INSTALL": install,
+        "NAME": shlex.quote(name),
+        "WRAPPER": shlex.quote(
+            _PLACEHOLDER.sub(lambda m: str(_FIXED.get(m.group(1), m.group(0))), REMOTE_WRAPPER)
+        ),
+        "SCRIPT_COMMAND": shlex.quote(SCRIPT_COMMAND),
+        # The program's argv: "$@" and "$#" for the script, TTYOFFER_ARGV
+        # (as shlex words) for the wrapper.
+        "ARGV": shlex.quote(shlex.join(argv)),
+        **_FIXED,
+    }
+    # One pass: what was put in is never read again for a placeholder (a
+    # session named __NAME_LENGTH__ stays that name).
+    script = _filled(_PREAMBLE + body, values)
     return f"set -- {shlex.join(argv)}\n{script}" if argv else f"set --\n{script}"

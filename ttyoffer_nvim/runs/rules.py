@@ -24,6 +24,13 @@ DEFAULT_NAME = "main"
 NAME_RULE = f"letters, digits, _ and - (not at either end), at most {NAME_LENGTH}"
 NAME_REFUSAL = "{shown} is not a session name: {rule}; say {suggested} if you mean that one"
 
+# -- a session's recording ----------------------------------------------------------
+
+# The most a session's recording keeps, here and on another machine: the
+# current file (NAME.log) goes to NAME.log.1 once it holds half of it.
+# (sessionwrap.py runs alone and keeps its own copy; a test holds it equal.)
+RECORDING_BYTES = 1024 * 1024
+
 # -- ssh destinations -------------------------------------------------------------
 
 # What ssh takes as a destination (an alias, user@host, ssh://user@host:port,

@@ -15,7 +15,9 @@ session. Nothing about a session is stored by the host: which sessions
 exist, whether they live, what they run and their title are read afresh
 from the session folder, the process table and the recording on every call.
 
-Standard library only.
+This module is a session's files; its processes are sessionprocs.py, and a
+persistent run's part (attach or make, the ending told, list, kill) is
+kinds/dtach.py. Standard library only.
 """
 
 from __future__ import annotations
@@ -25,23 +27,20 @@ import json
 import os
 import re
 import shlex
-import signal
 import stat
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..term import procfs
 from ..term.text import sanitize
 from . import rules
-from .ending import NOT_STARTED, Ending
+from .ending import STATUS_REASONS, Ending
 
 # Bytes of the recording replayed on attach.
 REPLAY_BYTES = 256 * 1024
 # The recording's bound, kept while it is written (sessionwrap.Ring: two
 # files of half this each).
-RECORDING_BYTES = 1024 * 1024
+RECORDING_BYTES = rules.RECORDING_BYTES
 # A status file is a few dozen bytes; what is larger is not ours.
 STATUS_MAX_BYTES = 4096
 WRAPPER = str(Path(__file__).with_name("sessionwrap.py"))
@@ -51,10 +50,6 @@ TITLE_LENGTH = 120
 # Leaves whatever the tail started in (the alternate screen, mouse
 # reporting), then resets the terminal: the tail may begin mid-sequence.
 REPLAY_RESET = b"\x1b[?1049l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1bc"
-# What dtach writes when a client attaches ("Clear the screen. This assumes
-# VT100."): it would wipe the replay it follows.
-DTACH_CLEAR = b"\x1b[H\x1b[J"
-CLEAR_WINDOW = 5.0
 
 SOCKET_PATH_MAX = 108
 # The host makes a session's FIFO before its dtach starts (the editor starts
@@ -205,12 +200,9 @@ def _open_ours(path: Path) -> int | None:
     return fd
 
 
-_REASONS = ("exited", "signal", *NOT_STARTED)
-
-
 def read_ending(session: SessionPaths) -> Ending | None:
-    """The session's NAME.status, or None when there is none (or it is not
-    one of ours)."""
+    """The session's NAME.status (Ending.status_line), or None when there is
+    none (or it is not one of ours)."""
     fd = _open_ours(session.status)
     if fd is None:
         return None
@@ -220,198 +212,29 @@ def read_ending(session: SessionPaths) -> Ending | None:
         return None
     finally:
         os.close(fd)
+    if len(raw) > STATUS_MAX_BYTES:
+        return None
+    ending = Ending.from_status_line(raw.decode("utf-8", "replace")) or _json_status(raw)
+    if ending is None:
+        return None
+    return Ending(ending.code, ending.signal, ending.reason, sanitize(ending.message, 200), ending.ended)
+
+
+def _json_status(raw: bytes) -> Ending | None:
+    """The JSON status the wrapper wrote before its status line: a session
+    started by an earlier version may still be running, and end with it."""
     try:
-        data = json.loads(raw) if len(raw) <= STATUS_MAX_BYTES else None
+        data = json.loads(raw)
     except ValueError:
         return None
     if not isinstance(data, dict):
         return None
     code, signum, reason = data.get("code"), data.get("signal"), data.get("reason")
     message, ended = data.get("message", ""), data.get("ended", 0)
-    if not (
-        isinstance(code, int) and isinstance(signum, int) and reason in _REASONS and isinstance(message, str)
-    ):
+    if not (isinstance(code, int) and isinstance(signum, int) and reason in STATUS_REASONS):
         return None
-    return Ending(
-        code,
-        signum,
-        str(reason),
-        sanitize(message, 200),
-        float(ended) if isinstance(ended, (int, float)) else 0.0,
-    )
-
-
-# -- what the process table says ---------------------------------------------------
-
-
-class ProcessTable:
-    """One reading of the user's own processes (argv and /proc/PID/stat),
-    and of the listening Unix sockets: every question of one list or kill
-    is answered from it, so a list costs one pass over /proc, not one per
-    session."""
-
-    def __init__(self) -> None:
-        uid = os.getuid()
-        self.argv: dict[int, list[str]] = {}
-        self.stat: dict[int, procfs.Stat] = {}
-        self.children: dict[int, list[int]] = {}
-        for pid in procfs.pids():
-            try:
-                if os.stat(f"/proc/{pid}").st_uid != uid:
-                    continue
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    raw = f.read()
-            except OSError:
-                continue
-            info = procfs.stat(pid)
-            if info is None:
-                continue
-            self.argv[pid] = [part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0") if part]
-            self.stat[pid] = info
-            self.children.setdefault(info.ppid, []).append(pid)
-        self.listening, self.bound = unix_sockets()
-
-    def holders(self, socket_path: Path) -> list[int]:
-        """The dtach processes that serve or attach to the socket: its path
-        is one of their arguments, exactly."""
-        wanted = str(socket_path)
-        return [
-            pid
-            for pid, argv in self.argv.items()
-            if argv and os.path.basename(argv[0]) == "dtach" and wanted in argv
-        ]
-
-    def masters(self, socket_path: Path) -> list[int]:
-        """The dtach processes that listen on a socket at that path (a client
-        attached from a pane only connects to it). One, but for two panes
-        that made the same session at the same moment: then the socket file
-        is the last one's, and the other master listens on a name no
-        longer there."""
-        targets = {f"socket:[{inode}]" for inode in self.listening.get(str(socket_path), ())}
-        found = []
-        for pid in self.holders(socket_path) if targets else []:
-            fd_dir = f"/proc/{pid}/fd"
-            with contextlib.suppress(OSError):
-                if any(_readlink(f"{fd_dir}/{fd}") in targets for fd in os.listdir(fd_dir)):
-                    found.append(pid)
-        return found
-
-    def master(self, socket_path: Path) -> int | None:
-        found = self.masters(socket_path)
-        return found[0] if found else None
-
-    def descendants(self, pid: int) -> list[tuple[int, int]]:
-        """(pid, depth) of every descendant of `pid`."""
-        found = []
-        stack = [(child, 1) for child in self.children.get(pid, [])]
-        while stack:
-            child, depth = stack.pop()
-            found.append((child, depth))
-            stack.extend((grandchild, depth + 1) for grandchild in self.children.get(child, []))
-        return found
-
-    def foreground_command(self, master: int) -> str:
-        """The name of the deepest descendant of the master that is in its
-        terminal's foreground process group, dtach and script left out:
-        what the session is running now."""
-        best, best_depth = "", 0
-        for pid, depth in self.descendants(master):
-            info = self.stat.get(pid)
-            if info is None or info.tty_nr == 0 or info.pgrp != info.tpgid or depth < best_depth:
-                continue
-            name = procfs.process_name(pid) or ""
-            if name in ("dtach", "script") or _is_wrapper(self.argv.get(pid, [])):
-                continue
-            best, best_depth = name, depth
-        return sanitize(best, TITLE_LENGTH)
-
-    def program(self, session: SessionPaths) -> int | None:
-        """The session's program: the child of its sessionwrap.py (the one
-        under the session's master that names its folder and name)."""
-        master = self.master(session.socket)
-        if master is None:
-            return None
-        for pid, _ in self.descendants(master):
-            argv = self.argv.get(pid, [])
-            if _is_wrapper(argv) and argv[4:6] == [str(session.folder), session.name]:
-                children = self.children.get(pid, [])
-                return children[0] if len(children) == 1 else None
-        return None
-
-
-def _is_wrapper(argv: list[str]) -> bool:
-    return len(argv) > 6 and os.path.basename(argv[3]) == "sessionwrap.py" and argv[1:3] == ["-I", "-S"]
-
-
-def signal_program(session: SessionPaths, signum: int) -> bool:
-    """Send `signum` to the session's program; whether it was sent. Through
-    a pidfd taken, then checked to still be the wrapper's child: never to a
-    pid that was recycled in between."""
-    table = ProcessTable()
-    pid = table.program(session)
-    if pid is None:
-        return False
-    parent = table.stat[pid].ppid
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:
-        return False
-    try:
-        info = procfs.stat(pid)
-        if info is None or info.ppid != parent:
-            return False
-        signal.pidfd_send_signal(pidfd, signum)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(pidfd)
-
-
-def _readlink(path: str) -> str:
-    try:
-        return os.readlink(path)
-    except OSError:
-        return ""
-
-
-def _is_dtach(argv: list[str]) -> bool:
-    return bool(argv) and os.path.basename(argv[0]) == "dtach"
-
-
-# /proc/net/unix's flag of a listening socket (__SO_ACCEPTCON).
-_ACCEPTCON = 0x10000
-
-
-def unix_sockets() -> tuple[dict[str, set[str]], set[str]]:
-    """Path -> inodes of the Unix sockets listening there, and every path a
-    socket is bound to, listening or not yet (/proc/net/unix)."""
-    listening: dict[str, set[str]] = {}
-    bound: set[str] = set()
-    try:
-        with open("/proc/net/unix", encoding="utf-8", errors="surrogateescape") as f:
-            next(f, None)
-            for line in f:
-                fields = line.rstrip("\n").split(None, 7)
-                if len(fields) != 8:
-                    continue
-                bound.add(fields[7])
-                if int(fields[3], 16) & _ACCEPTCON:
-                    listening.setdefault(fields[7], set()).add(fields[6])
-    except (OSError, ValueError):
-        pass
-    return listening, bound
-
-
-def live(socket_path: Path) -> bool:
-    return socket_path.exists() and ProcessTable().master(socket_path) is not None
-
-
-def gone(socket_path: Path) -> bool:
-    """Whether the session at the socket is gone for good: no dtach process
-    of ours names it. (One that names it but does not listen yet is being
-    made, between its bind() and its listen(): not gone.)"""
-    return not ProcessTable().holders(socket_path)
+    when = float(ended) if isinstance(ended, (int, float)) else 0.0
+    return Ending(code, signum, str(reason), message if isinstance(message, str) else "", when)
 
 
 def _read_tail(path: Path, size: int) -> bytes:
@@ -458,31 +281,6 @@ def title_of(session: SessionPaths) -> str:
     return sanitize(titles[-1].decode("utf-8", "replace"), TITLE_LENGTH)
 
 
-@dataclass(frozen=True)
-class Session:
-    name: str
-    created: float
-    command: str
-    title: str
-    pid: int
-    # How its program ended, for a session that has; None while it runs.
-    ended: Ending | None = None
-
-    def as_dict(self) -> dict[str, object]:
-        entry: dict[str, object] = {
-            "name": self.name,
-            "created": int(self.created),
-            "command": self.command,
-            "title": self.title,
-            "pid": self.pid,
-        }
-        if self.ended is not None:  # as a tmux or remote list's: the one wire shape
-            entry["ended"] = self.ended.as_dict()
-        return entry
-
-
-# What a session is made of in the folder, and the status file being
-# written (NAME.status.PID).
 _SUFFIXES = (".sock", ".fifo", ".log", ".log.1", ".status")
 _WRITING_STATUS = re.compile(r"\.status\.\d+$")
 
@@ -503,7 +301,7 @@ def forget(session: SessionPaths, keep_ending: bool = False) -> None:
                 writing.unlink()
 
 
-def _names(folder: Path) -> list[str]:
+def names(folder: Path) -> list[str]:
     """The session names the folder's entries are of (ours: names the
     sanitiser leaves alone, with one of our suffixes)."""
     found = set()
@@ -516,75 +314,13 @@ def _names(folder: Path) -> list[str]:
     return sorted(found)
 
 
-def _fifo_is_young(session: SessionPaths, now: float) -> bool:
+def fifo_is_young(session: SessionPaths, now: float) -> bool:
     """Whether the session's FIFO was made too recently for its dtach to
     be known not to start."""
     try:
         return now - session.fifo.lstat().st_mtime < MAKING_SECONDS
     except OSError:
         return False
-
-
-def list_sessions(folder: Path) -> list[Session]:
-    """The sessions in the folder, read now: the live ones, and those whose
-    program ended (with how; their recording is removed on the way: what a
-    session printed does not outlive it). A session gone with no ending
-    written leaves no trace (but for one whose FIFO is made and whose dtach
-    has not started yet: that is left to its maker)."""
-    found = []
-    # The folder is read before the process table: a socket there was
-    # bound by a dtach that /proc/net/unix, read after, still shows bound,
-    # unless it has died. (The process scan alone can miss a dtach that
-    # forks while it reads.)
-    sockets = {name: os.path.lexists(paths(folder, name).socket) for name in _names(folder)}
-    table = ProcessTable()
-    now = time.time()
-    for name, had_socket in sockets.items():
-        session = paths(folder, name)
-        master = table.master(session.socket)
-        if master is None:
-            if table.holders(session.socket) or str(session.socket) in table.bound:
-                continue  # being made
-            ending = read_ending(session)
-            if ending is None and not had_socket and _fifo_is_young(session, now):
-                continue  # its FIFO made, its dtach not started yet
-            forget(session, keep_ending=ending is not None)
-            if ending is not None:
-                found.append(Session(name, ending.ended, "", "", 0, ending))
-            continue
-        try:
-            created = session.socket.stat().st_mtime
-        except OSError:
-            continue
-        command = table.foreground_command(master)
-        found.append(Session(name, created, command, title_of(session), master))
-    return found
-
-
-def kill_session(folder: Path, name: object, grace: float = 0.2) -> int:
-    """End the session `name` (one refusal() accepts): its dtach processes
-    (those that serve or attach to its socket) and everything its master
-    runs get SIGTERM, and SIGKILL if still there `grace` seconds later
-    (script(1) blocks the signals it handles and goes on while its program
-    does); its files go, its ending too. How many processes were signalled."""
-    session = paths(folder, name)
-    table = ProcessTable()
-    pids = table.holders(session.socket)
-    for master in table.masters(session.socket):
-        pids += [pid for pid, _ in table.descendants(master)]
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    left = pids
-    while left and time.monotonic() < deadline:
-        time.sleep(0.01)
-        left = [pid for pid in left if not procfs.process_gone(pid)]
-    for pid in left:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    forget(session)
-    return len(pids)
 
 
 # -- the replay ------------------------------------------------------------------
@@ -600,48 +336,3 @@ def replay(session: SessionPaths) -> bytes:
         newline = tail.find(b"\n")
         tail = tail[newline + 1 :] if newline >= 0 else b""
     return REPLAY_RESET + tail.replace(b"\n", b"\r\n").replace(b"\r\r\n", b"\r\n") if tail else b""
-
-
-class ClearStripper:
-    """Drops dtach's clear-screen on attach from a session's output: once,
-    and only within CLEAR_WINDOW seconds of the attach, so a program's own
-    clears later are never touched. The sequence may be split between reads:
-    a chunk that ends in a beginning of it keeps that beginning back until
-    the next chunk (or until the window is over)."""
-
-    def __init__(self, now: float, window: float = CLEAR_WINDOW) -> None:
-        self._deadline = now + window
-        self._done = False
-        self._held = b""
-
-    @property
-    def done(self) -> bool:
-        return self._done
-
-    def feed(self, chunk: bytes, now: float) -> bytes:
-        if self._done:
-            return chunk
-        data = self._held + chunk
-        self._held = b""
-        if now > self._deadline:
-            self._done = True
-            return data
-        at = data.find(DTACH_CLEAR)
-        if at >= 0:
-            self._done = True
-            return data[:at] + data[at + len(DTACH_CLEAR) :]
-        # Keep back the longest end of `data` that begins the sequence.
-        for keep in range(min(len(DTACH_CLEAR) - 1, len(data)), 0, -1):
-            if DTACH_CLEAR.startswith(data[-keep:]):
-                self._held = data[-keep:]
-                return data[:-keep]
-        return data
-
-    @property
-    def holding(self) -> bool:
-        return bool(self._held)
-
-    def flush(self) -> bytes:
-        """What is held back, given up on: no more of the sequence came."""
-        held, self._held = self._held, b""
-        return held

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import re
 import select
@@ -41,7 +40,8 @@ import stat
 import sys
 import time
 
-# Keep in step with sessions.RECORDING_BYTES.
+# rules.RECORDING_BYTES: this module runs alone and imports nothing of ours
+# (tests/nvim/test_run_rules.py holds the two equal).
 RECORDING_BYTES = 1024 * 1024
 READ_SIZE = 1024 * 1024
 # The FIFO's buffer: larger than the default 64 KB, so that script, writing a
@@ -125,7 +125,26 @@ def open_fifo(folder: int, name: str) -> int:
     return fd
 
 
-def write_status(folder: int, name: str, ending: dict[str, object]) -> None:
+class Status:
+    """How the program ended: ending.Ending's fields, written down as
+    Ending.status_line writes them (a test holds the two alike; this runs
+    alone and cannot import it). A plain class: typing costs every start."""
+
+    __slots__ = ("code", "signal", "reason", "message")
+
+    def __init__(self, code: int, signal: int = 0, reason: str = "exited", message: str = "") -> None:
+        self.code, self.signal, self.reason, self.message = code, signal, reason, message
+
+    def line(self, ended: float) -> str:
+        message = " ".join(self.message.split())
+        return (
+            f"{self.code} {self.signal} {self.reason} {int(ended)}"
+            + (f" {message}" if message else "")
+            + "\n"
+        )
+
+
+def write_status(folder: int, name: str, ending: Status) -> None:
     """NAME.status, 0600, written whole under another name and renamed over
     (a rename replaces a link; it never follows one)."""
     temporary = f"{name}.status.{os.getpid()}"
@@ -133,36 +152,31 @@ def write_status(folder: int, name: str, ending: dict[str, object]) -> None:
         os.unlink(temporary, dir_fd=folder)
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN, 0o600, dir_fd=folder)
     try:
-        os.write(fd, json.dumps({**ending, "ended": time.time()}).encode())
+        os.write(fd, ending.line(time.time()).encode())
     finally:
         os.close(fd)
     os.rename(temporary, f"{name}.status", src_dir_fd=folder, dst_dir_fd=folder)
 
 
-def start(argv: list[str]) -> tuple[int, dict[str, object]]:
+def start(argv: list[str]) -> tuple[int, Status | None]:
     """The program's pid, or 0 and how it could not start (127)."""
     program = argv[0]
     executable = program if "/" in program else shutil.which(program)
     if executable is None or not os.path.exists(executable):
-        return 0, {"code": 127, "signal": 0, "reason": "not_found", "message": f"{program}: not found"}
+        return 0, Status(127, 0, "not_found", f"{program}: not found")
     try:
-        return os.posix_spawn(executable, argv, dict(os.environ), setsigdef=DEFAULTS, setsigmask=()), {}
+        return os.posix_spawn(executable, argv, dict(os.environ), setsigdef=DEFAULTS, setsigmask=()), None
     except OSError as err:
         reason = "not_executable" if isinstance(err, PermissionError) else "cannot_start"
-        return 0, {"code": 127, "signal": 0, "reason": reason, "message": f"{program}: {err.strerror or err}"}
+        return 0, Status(127, 0, reason, f"{program}: {err.strerror or err}")
 
 
-def code_of(ending: dict[str, object]) -> int:
-    code = ending["code"]
-    return code if isinstance(code, int) else 255
-
-
-def ending_of(info: os.waitid_result | None) -> dict[str, object]:
+def ending_of(info: os.waitid_result | None) -> Status:
     if info is None:
-        return {"code": 255, "signal": 0, "reason": "exited", "message": ""}
+        return Status(255)
     if info.si_code == os.CLD_EXITED:
-        return {"code": info.si_status, "signal": 0, "reason": "exited", "message": ""}
-    return {"code": 128 + info.si_status, "signal": info.si_status, "reason": "signal", "message": ""}
+        return Status(info.si_status)
+    return Status(128 + info.si_status, info.si_status, "signal")
 
 
 # What script(1) writes into the typescript besides the program's output,
@@ -221,12 +235,12 @@ def main(args: list[str]) -> int:
     with contextlib.suppress(OSError):
         ring = Ring(folder, name)
     recorder = Recorder(fifo, ring)
-    pid, ending = start(argv)
-    if pid == 0:
-        print(f"ttyoffer: {ending['message']}", file=sys.stderr, flush=True)
-        write_status(folder, name, ending)
+    pid, not_started = start(argv)
+    if not_started is not None:
+        print(f"ttyoffer: {not_started.message}", file=sys.stderr, flush=True)
+        write_status(folder, name, not_started)
         drain(recorder)
-        return code_of(ending)
+        return not_started.code
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
@@ -247,7 +261,7 @@ def main(args: list[str]) -> int:
     write_status(folder, name, ending)
     recorder.fifo = fifo
     drain(recorder)
-    return code_of(ending)
+    return ending.code
 
 
 def drain(recorder: Recorder) -> None:

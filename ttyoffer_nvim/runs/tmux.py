@@ -29,16 +29,16 @@ of tmux, and an argument ending in ';' is escaped, so that it never ends a
 tmux command and starts another (literal()).
 
 tmux is run off the host's loop (asyncio subprocesses), each command
-bounded. Standard library only.
+bounded. This module is tmux itself; a tmux run's part (the pane made
+before the pane opens, its ending told, its signal, list and kill) is
+kinds/tmux.py. Standard library only.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
-import signal
 from dataclasses import dataclass
 
 from ..term.jobsignals import as_for_a_job
@@ -48,13 +48,9 @@ from .ending import Ending
 from .sessions import sanitize_name
 
 PREFIX = "ttyoffer-"
-# Seconds one tmux command may take; a list (which the editor waits for,
-# 0.5 s at most: a stopped server never holds it longer) less.
+# Seconds one tmux command may take.
 TIMEOUT = 3.0
-LIST_TIMEOUT = 0.4
 TITLE_LENGTH = 120
-# Lines of a program's last screen (and history) shown once it has ended.
-LAST_LINES = 200
 # The user option that marks the pane of a run's program.
 MARK = "@ttyoffer_run"
 # One argument is one program: what tmux runs in the pane.
@@ -353,71 +349,6 @@ async def list_panes(
     return parse_pane_lines(result.stdout)
 
 
-async def list_sessions(tmux: Tmux, timeout: float = LIST_TIMEOUT) -> list[TmuxSession]:
-    """Our sessions as tmux has them now (none when no server runs)."""
-    result = await call(tmux.panes(), timeout=timeout)
-    if result.returncode != 0:
-        return []
-    return parse_panes(result.stdout)
-
-
-@dataclass(frozen=True)
-class Prepared:
-    session: str
-    pane: str
-    attach: list[str]
-    # The program had ended already (a session re-attached to).
-    ending: Ending | None
-
-
-async def prepare(
-    tmux: Tmux,
-    name: object,
-    argv: list[str],
-    cwd: str,
-    env: dict[str, str],
-    rows: int,
-    cols: int,
-    server_env: dict[str, str] | None = None,
-) -> Prepared:
-    """Make the pane of a run's program: a new session's (`argv`, or the
-    default shell), a new window of the session that exists (`argv`), or
-    the pane of the session's program (no `argv`: re-attach). `server_env`
-    is the environment tmux commands run with, so a server they start
-    has it. Raises TmuxError."""
-    session = session_name(name)
-
-    async def made(step: list[str], what: str) -> str:
-        result = await call(step, server_env, cwd)
-        if result.returncode != 0:
-            raise TmuxError(f"tmux could not {what}: {said(result)}")
-        return result.stdout
-
-    found = await list_panes(tmux, session, env=server_env)
-    standing = run_pane(found)
-    if standing is not None and not argv:
-        if standing.ending is not None:
-            # Told with this answer: the pane goes (its session with it,
-            # when it was the last).
-            await forget_pane(tmux, standing.pane)
-        elif not standing.marked:
-            await made(tmux.adopt_pane(session, standing.pane), f"adopt {session}")
-        return Prepared(session, standing.pane, tmux.attach(session, standing.pane), standing.ending)
-    if found:
-        pane_text = await made(tmux.new_window(session), f"make a window in {session}")
-    else:
-        step = tmux.new_session(session, rows, cols, placeholder=bool(argv))
-        pane_text = await made(step, f"make session {session}")
-    pane = pane_id(pane_text)
-    if argv:
-        await made(tmux.start_program(session, pane, env, argv), f"start the program in {session}")
-    else:
-        # The user's shell, as tmux starts it (their tmux.conf's): an
-        # interactive shell does not end before its options are set.
-        await made(tmux.adopt_pane(session, pane), f"keep the ending of {session}")
-    return Prepared(session, pane, tmux.attach(session, pane), None)
-
-
 @dataclass(frozen=True)
 class PaneState:
     dead: bool
@@ -497,68 +428,6 @@ async def pane_ending(tmux: Tmux, pane: str, ended: bool = False) -> tuple[bool,
             return True, None
         await asyncio.sleep(ENDING_RETRY)
     return True, UNKNOWN_ENDING
-
-
-async def last_screen(tmux: Tmux, pane: str) -> bytes:
-    """What the pane of a program that ended shows (its text, without
-    tmux's own "Pane is dead" line), for the run's pane: the tmux client
-    leaves the alternate screen as it goes, and takes all that with it.
-    Its history too, up to LAST_LINES: the pane is the program's own, and
-    tmux scrolls lines there (to write its line at the bottom, or as a
-    smaller client attaches)."""
-    with contextlib.suppress(TmuxError):
-        result = await call(tmux.argv("capture-pane", "-p", "-J", "-S", "-", "-t", pane))
-        if result.returncode == 0:
-            lines = result.stdout.rstrip("\n").split("\n")
-            if lines and lines[-1].startswith("Pane is dead"):
-                lines.pop()
-            while lines and not lines[-1].strip():
-                lines.pop()
-            lines = lines[-LAST_LINES:]
-            while lines and not lines[0].strip():
-                lines.pop(0)
-            return "\r\n".join(lines).encode() + b"\r\n" if lines else b""
-    return b""
-
-
-async def forget_pane(tmux: Tmux, pane: str) -> None:
-    """A pane whose ending was told goes (and its session, when it was the
-    last)."""
-    with contextlib.suppress(TmuxError):
-        await call(tmux.kill_pane(pane))
-
-
-async def signal_pane(tmux: Tmux, pane: str, signum: int) -> bool:
-    """Send `signum` to the program of `pane` while it runs. The pid is
-    pinned with a pidfd, then tmux is asked again that the pane still
-    runs: a pid tmux has reaped (and that may be another process's now) is
-    never signalled."""
-    state = await pane_state(tmux, pane)
-    if state is None or state.dead:
-        return False
-    try:
-        pidfd = os.pidfd_open(state.pid)
-    except OSError:
-        return False
-    try:
-        present, ending = await pane_ending(tmux, pane)
-        if not present or ending is not None:
-            return False
-        signal.pidfd_send_signal(pidfd, signum)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(pidfd)
-
-
-async def kill(tmux: Tmux, session: str) -> bool:
-    """End one of our sessions; refuses any other name."""
-    if not session.startswith(PREFIX) or sanitize_name(session[len(PREFIX) :]) != session[len(PREFIX) :]:
-        raise TmuxError(
-            f"{sanitize(session, 80)!r} is not a session of ttyoffer's (they are named {PREFIX}…)"
-        )
-    return (await call(tmux.kill(session))).returncode == 0
 
 
 def for_server(server: str, env: dict[str, str]) -> Tmux:

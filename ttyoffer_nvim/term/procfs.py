@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import signal
+from collections.abc import Iterator
 
 # How many descriptors a process of ours asks to be allowed: the host holds
 # two per command in flight (master and slave), the keeper one, and the soft
@@ -117,3 +119,29 @@ def raise_fd_limit(ceiling: int = FD_CEILING) -> bool:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
         return True
     return False
+
+
+@contextlib.contextmanager
+def pinned(pid: int) -> Iterator[int]:
+    """A pidfd of `pid` while the block runs (-1 when there is none): what
+    is sent through it reaches that process, never one given its pid since."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        pidfd = -1
+    try:
+        yield pidfd
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+
+
+def send_signal(pidfd: int, signum: int) -> bool:
+    """`signum` through `pidfd`; whether it was sent."""
+    if pidfd < 0:
+        return False
+    try:
+        signal.pidfd_send_signal(pidfd, signum)
+    except OSError:
+        return False
+    return True

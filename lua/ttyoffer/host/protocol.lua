@@ -83,6 +83,28 @@ M.methods = {
   -- The PATH runs get: {path, source}, or {pending = true} while the login
   -- shell is being asked.
   run_path = { kind = 'request', args = {} },
+  -- The sessions of one kind of run (`kind`: dtach, tmux or remote) where
+  -- they are (`where`: nil for dtach, the tmux server's name, the ssh
+  -- destination; `ssh`: the ssh command's words, for remote), read now:
+  -- {sessions = [{name, created, ..., ended?}]}; remote waits `wait_ms` at
+  -- most, else answers what is known with {stale = true, known_at} (the
+  -- answer comes later as `remote_answer`); or {error}.
+  run_sessions = { kind = 'request', args = { 'kind', 'where', 'ssh', 'wait_ms' } },
+  -- End session `name` of one kind of run (`kind`, `where`, `ssh` as for
+  -- run_sessions): {name, count} (dtach), {name, ended} (tmux, remote),
+  -- {name, pending = true} (remote, told later as `remote_answer`), or
+  -- {error} for a name that is not one.
+  run_session_kill = { kind = 'request', args = { 'kind', 'where', 'name', 'ssh', 'wait_ms' } },
+  -- What one kind of run makes before its pane opens, from the run's spec:
+  -- for tmux, the pane of the program (or the one to re-attach to): {session,
+  -- pane, attach (the argv that attaches to it), ended (how the program
+  -- ended, when it had)}; {} for the other kinds; or {error}.
+  run_prepare = { kind = 'request', args = { 'kind', 'spec' } },
+  -- The local argv that checks what one kind of run needs where it runs, run
+  -- in a pane (remote: `:TtyRun check` on the ssh destination `where`, with
+  -- the ssh command's words `ssh`): {argv}, {} when there is nothing to
+  -- check, or {error}.
+  run_check = { kind = 'request', args = { 'kind', 'where', 'ssh' } },
   -- The persistent sessions, read now: {sessions = [{name, created, command,
   -- title, pid, ended}]}, or {error}.
   sessions = { kind = 'request', args = {} },
@@ -116,14 +138,17 @@ M.methods = {
   -- A request the editor waits for with a bound of its own (host.request):
   -- the answer comes as the `answer` event with the same token.
   ask = { kind = 'notify', args = { 'token', 'name', 'args' } },
-  -- Start a run: {argv, cwd, base_env, env, rows, cols, persist, tmux}.
+  -- Start a run: {argv, cwd, base_env, env, rows, cols, persist, tmux, host,
+  -- ssh}.
   run_start = { kind = 'notify', args = { 'run_id', 'spec' } },
   run_input = { kind = 'notify', args = { 'run_id', 'data' } },
   run_ack = { kind = 'notify', args = { 'run_id', 'count' } },
   run_resize = { kind = 'notify', args = { 'run_id', 'rows', 'cols' } },
   -- The pane is closed: hang up what still runs; the run is forgotten.
   run_close = { kind = 'notify', args = { 'run_id' } },
-  -- run:kill(signal): to the program, while it runs.
+  -- run:kill(signal): to the program, while it runs (a session's program,
+  -- where its kind has it: the session's, the tmux pane's, the one on the far
+  -- machine).
   run_signal = { kind = 'notify', args = { 'run_id', 'signum' } },
 }
 
