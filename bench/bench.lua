@@ -576,7 +576,7 @@ function B.session_attach(n, path, marker)
     attached:close()
     attached:wait(5000)
   end
-  require('ttyoffer.runs').kill_session('bench')
+  require('ttyoffer.runs.kinds.dtach').kill_session('bench')
   vim.cmd('stopinsert')
   return samples
 end
@@ -624,7 +624,7 @@ function B.remote_attach(n, dest, ssh_true, exit_argv)
     end
   end
   local killed = false
-  require('ttyoffer.runs.remote').kill(dest, 'rbench', function(answer)
+  require('ttyoffer.runs.kinds.remote').kill(dest, 'rbench', function(answer)
     killed = not answer.pending
   end)
   vim.wait(15000, function()
@@ -640,12 +640,12 @@ end
 --- @param n integer
 --- @param count integer
 function B.session_list(n, count)
-  local runs = require('ttyoffer.runs')
+  local dtach = require('ttyoffer.runs.kinds.dtach')
   local function timed()
     local out = {}
     for _ = 1, n do
       local t0 = hrtime()
-      runs.sessions()
+      dtach.sessions()
       table.insert(out, ms(hrtime() - t0))
     end
     return out
@@ -659,16 +659,16 @@ function B.session_list(n, count)
       -- Detached once the session exists (closing the pane before would end
       -- the attempt to make it).
       local listed = vim.wait(20000, function()
-        return #runs.sessions() == i
+        return #dtach.sessions() == i
       end, 5)
-      assert(listed, ('session %s not listed: %s'):format(names[i], vim.inspect(runs.sessions())))
+      assert(listed, ('session %s not listed: %s'):format(names[i], vim.inspect(dtach.sessions())))
       run:close()
     end
     samples.offer = timed()
   end)
   -- Ended whatever happened: a failed bench leaves no session behind.
   for _, name in ipairs(names) do
-    runs.kill_session(name)
+    dtach.kill_session(name)
   end
   assert(made, err)
   return samples
@@ -679,18 +679,18 @@ end
 --- @param n integer
 --- @param count integer
 function B.tmux_list(n, count)
-  local runs = require('ttyoffer.runs')
+  local tmux = require('ttyoffer.runs.kinds.tmux')
   for i = 1, count do
     originals.system({ 'tmux', 'new-session', '-d', '-s', 'ttyoffer-listed-' .. i, 'sleep', '600' }):wait()
   end
-  assert(#runs.tmux_sessions() == count)
+  assert(#tmux.sessions() == count)
   local samples = { plain = {}, offer = {} }
   for _ = 1, n do
     local t0 = hrtime()
     originals.system({ 'tmux', 'list-panes', '-a', '-F', '#{session_name}' }):wait()
     table.insert(samples.plain, ms(hrtime() - t0))
     t0 = hrtime()
-    runs.tmux_sessions()
+    tmux.sessions()
     table.insert(samples.offer, ms(hrtime() - t0))
   end
   originals.system({ 'tmux', 'kill-server' }):wait()

@@ -21,7 +21,6 @@ import greenlet  # type: ignore[import-untyped]  # pynvim's own dependency; ship
 
 from .hostsetup import install_log_redaction, raise_fd_limit
 from .offer.offer import Offer, OfferTable, State
-from .oldmethods import OldMethods
 from .protocol import EVENTS, REQUESTS, arguments, event_call
 from .term.keepers import Keepers
 
@@ -165,7 +164,7 @@ class NvimPresenter:
         greenlet.greenlet(ask).switch()
 
 
-class TtyOfferHost(OldMethods):
+class TtyOfferHost:
     """Plain class behind the rplugin shell; one per host process."""
 
     def __init__(self, nvim: Any) -> None:

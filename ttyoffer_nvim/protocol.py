@@ -229,56 +229,6 @@ METHODS: dict[str, Message] = {
         where="any",
         ssh="any",
     ),
-    # The old per-kind names (oldmethods.py), until the editor calls the run_* ones.
-    "sessions": request(
-        "The persistent sessions, read now: {sessions = [{name, created, command, title, pid, "
-        "ended}]}, or {error}."
-    ),
-    "session_kill": request(
-        "End a persistent session: {name, count}, or {error} for a name that is not one.", name="any"
-    ),
-    "tmux_prepare": request(
-        "Make the pane of a tmux run's program (or find the one to re-attach to): {session, pane, "
-        "attach (the argv that attaches to it), ended (how the program ended, when it had)}, or {error}.",
-        spec="any",
-    ),
-    "tmux_list": request(
-        "Our tmux sessions, read now: {sessions = [{name, created, attached, command, title}]}, or {error}.",
-        server="any",
-    ),
-    "tmux_kill": request("End one of our tmux sessions: {ended} or {error}.", session="any", server="any"),
-    "remote_command": request(
-        "The local argv of `:TtyRun check` on an ssh destination (run in a pane: ssh may ask): "
-        "{argv}, or {error}.",
-        dest="any",
-        action="any",
-        name="any",
-        ssh="any",
-        signum="any",
-    ),
-    "remote_sessions": request(
-        "The sessions on an ssh destination, asked of it over the shared connection, waited for "
-        "`wait_ms` at most: {sessions}, else what is known with {stale = true, known_at} (the answer "
-        "comes later as `remote_answer`), or {error}.",
-        dest="any",
-        ssh="any",
-        wait_ms="int",
-    ),
-    "remote_kill": request(
-        "End session `name` on an ssh destination, waited for `wait_ms` at most: {name, ended}, "
-        "{pending = true} (the answer comes later as `remote_answer`), or {error}.",
-        dest="any",
-        name="any",
-        ssh="any",
-        wait_ms="int",
-    ),
-    "remote_signal": notify(
-        "run:kill(signal) of a remote run: to the session's program on that machine, never waited for.",
-        dest="any",
-        name="any",
-        ssh="any",
-        signum="int",
-    ),
     "ask": notify(
         "A request the editor waits for with a bound of its own (host.request): the answer comes as "
         "the `answer` event with the same token.",

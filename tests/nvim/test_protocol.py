@@ -179,7 +179,15 @@ def test_the_exports_answer_through_the_real_host(sandbox: Sandbox, tmp_path: Pa
         chan = ed.lua("return require('ttyoffer.host').get_channel()")
         status = ed.lua("return vim.rpcrequest(...)", chan, "ttyoffer_status")
         assert status["pid"] > 0
-        listed = ed.lua("return vim.rpcrequest(...)", chan, "ttyoffer_tmux_list", str(tmp_path / "no-server"))
+        listed = ed.lua(
+            "return vim.rpcrequest(...)",
+            chan,
+            "ttyoffer_run_sessions",
+            "tmux",
+            str(tmp_path / "no-server"),
+            None,
+            0,
+        )
         # One rule for every request: a value, or {error} alone.
         assert set(listed) == {"sessions"} or set(listed) == {"error"}, listed
         ed.lua("vim.rpcnotify(...)", chan, "ttyoffer_resize_armed", "30", "100")

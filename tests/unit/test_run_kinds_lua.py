@@ -86,7 +86,7 @@ def test_the_scan_sees_the_branches_it_should() -> None:
         "local where = opts.host and (opts.host .. ':') or ''\n"
         "run.session = session ~= '' and session or nil -- run.session in words\n"
         "if spec.persist == nil then x = 'dtach' end\n"
-        "host.notify('remote_signal', x) require('ttyoffer.host')\n"
+        "host.notify('run_signal', x) require('ttyoffer.host')\n"
         "local m = \"run.session\" k = kind == 'remote'\n"
     )
     assert branches_in("x.lua", source) == [
@@ -106,9 +106,9 @@ _METHOD = re.compile(r"^  (\w+) = \{ kind = '(?:request|notify)'", re.M)
 def test_each_kinds_requests_are_made_in_its_module_once() -> None:
     # A method the kinds ask is asked nowhere else, and once in each kind's
     # module that asks it: what changes it at the protocol (the generic
-    # run_sessions, run_session_kill...) changes one line per kind.
+    # run_sessions, run_session_kill...) is one line per kind.
     methods = _METHOD.findall((ROOT / "lua" / "ttyoffer" / "host" / "protocol.lua").read_text())
-    assert "session_kill" in methods and "remote_signal" in methods
+    assert "run_session_kill" in methods and "run_signal" in methods
     named: dict[str, dict[str, int]] = {}
     for path in sorted((ROOT / "lua" / "ttyoffer").rglob("*.lua")):
         name = str(path.relative_to(ROOT))
@@ -120,7 +120,7 @@ def test_each_kinds_requests_are_made_in_its_module_once() -> None:
             if count:
                 named.setdefault(method, {})[name] = count
     kinds_methods = {m for m, files in named.items() if any("/runs/kinds/" in f for f in files)}
-    assert {"sessions", "tmux_prepare", "remote_kill", "run_signal"} <= kinds_methods
+    assert {"run_sessions", "run_session_kill", "run_prepare", "run_check", "run_signal"} <= kinds_methods
     wrong = {m: files for m, files in named.items() if m in kinds_methods and set(files.values()) != {1}}
     wrong |= {
         m: files

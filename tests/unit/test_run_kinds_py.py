@@ -24,9 +24,6 @@ KIND_MODULES = {
 ALLOWED = {
     # The one list of the kinds, in the order they claim a description.
     "runs/kinds/choose.py": "the kinds by name",
-    # The protocol's old per-kind methods, aliases onto the generic ones
-    # until the editor's side calls those; it goes with them.
-    "oldmethods.py": "the old per-kind method names",
 }
 KIND_NAMES = frozenset(KIND_MODULES) - {"pane"}
 # Keys of the editor's run description that only a kind reads.

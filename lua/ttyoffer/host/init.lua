@@ -52,31 +52,4 @@ M.request_within = rpc.request_within
 M.request = rpc.request
 M.answered = rpc.answered
 
--- The fields this module had before it was split, read until their last
--- readers (lua/ttyoffer/runs/, whose refactor is under way) use the
--- functions above; written, they fail loudly rather than change nothing.
-local FORMER_FIELDS = {
-  state = process.get_state,
-  chan = process.get_channel,
-  job = process.get_job,
-  pid = process.get_pid,
-  error = process.get_error,
-  stderr = process.get_stderr,
-  python = process.get_python,
-  dry = stock.dry_count,
-  retired = stock.retired_count,
-  shrink_delay = stock.get_shrink_delay,
-}
-
-return setmetatable(M, {
-  __index = function(_, key)
-    local read = FORMER_FIELDS[key]
-    return read and read() or nil
-  end,
-  __newindex = function(t, key, value)
-    if FORMER_FIELDS[key] then
-      error(('ttyoffer.host.%s is read through a function now (see lua/ttyoffer/host/init.lua)'):format(key), 2)
-    end
-    rawset(t, key, value)
-  end,
-})
+return M

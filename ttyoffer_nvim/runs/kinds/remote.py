@@ -130,10 +130,3 @@ class RemoteKind(RunKind):
         if isinstance(built, str):
             return {"error": built}
         return {"argv": built.argv, "name": built.name}
-
-    @classmethod
-    def signal_named(cls, hooks: RunHooks, where: object, name: object, ssh: object, signum: int) -> None:
-        """A signal to session `name`'s program on `where`, by name (the
-        editor's remote_signal, until it sends run_signal)."""
-        if isinstance(where, str) and isinstance(name, str):
-            _calls(hooks).signal(words(ssh), where, name, signum)

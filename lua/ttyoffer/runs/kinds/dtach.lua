@@ -83,7 +83,7 @@ M.reattach = pane.reattach
 --- @return {name: string, created: integer, command: string, title: string, pid: integer, ended: string}[],
 ---   string? error
 function M.sessions()
-  local answer, err = host.request_within(SESSIONS_MS, 'sessions')
+  local answer, err = host.request_within(SESSIONS_MS, 'run_sessions', 'dtach', vim.NIL, vim.NIL, 0)
   if not answer then
     return {}, err
   end
@@ -95,7 +95,7 @@ end
 --- @param name string
 --- @return {name: string, count: integer}?, string? error
 function M.kill_session(name)
-  return host.request_within(SESSION_KILL_MS, 'session_kill', name)
+  return host.request_within(SESSION_KILL_MS, 'run_session_kill', 'dtach', vim.NIL, name, vim.NIL, 0)
 end
 
 --- The persistent sessions' table (from any editor), or why there is none.

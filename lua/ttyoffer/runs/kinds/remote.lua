@@ -86,10 +86,8 @@ end
 --- @param run ttyoffer.Run
 --- @param number integer
 function M.signal(run, number)
-  if not run.session then
-    return pane.signal(run, number)
-  end
-  host.notify('remote_signal', run.where, run.session, config.current.runs.ssh, number)
+  -- The host knows the run is remote: run_signal reaches its program there.
+  pane.signal(run, number)
 end
 
 --- @param run ttyoffer.Run
@@ -121,7 +119,7 @@ end
 --- @return string? error, boolean? stale, number? known_at
 function M.sessions(dest, wait_ms)
   local answer, err =
-    host.request_within(ASK_MS, 'remote_sessions', dest, config.current.runs.ssh, wait_ms or M.SSH_WAIT_MS)
+    host.request_within(ASK_MS, 'run_sessions', 'remote', dest, config.current.runs.ssh, wait_ms or M.SSH_WAIT_MS)
   if not answer then
     return {}, err
   end
@@ -204,7 +202,8 @@ end
 --- @param name string
 --- @param tell fun(message: string, level: integer?)
 function M.kill(dest, name, tell)
-  local answer, err = host.request_within(ASK_MS, 'remote_kill', dest, name, config.current.runs.ssh, M.SSH_WAIT_MS)
+  local answer, err =
+    host.request_within(ASK_MS, 'run_session_kill', 'remote', dest, name, config.current.runs.ssh, M.SSH_WAIT_MS)
   if not answer then
     tell_kill(dest, name, { error = err }, tell)
     return
@@ -238,7 +237,7 @@ end
 --- The argv of `:TtyRun check {dest}` (run in a pane: ssh may ask).
 --- @return string[]? argv, string? error
 function M.check_argv(dest)
-  local answer, err = host.request('remote_command', dest, 'check', '', config.current.runs.ssh, 0)
+  local answer, err = host.request('run_check', 'remote', dest, config.current.runs.ssh)
   if not answer then
     return nil, err
   end

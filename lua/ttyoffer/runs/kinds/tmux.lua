@@ -64,7 +64,7 @@ function M.prepare(spec)
   end
   vim.wait(config.current.startup_wait, host.ready, 10)
   -- The host waits for the login shell's PATH, the session's, itself.
-  local answer, err, refused = host.request_within(PREPARE_MS, 'tmux_prepare', {
+  local answer, err, refused = host.request_within(PREPARE_MS, 'run_prepare', 'tmux', {
     name = spec.session,
     argv = spec.argv,
     cwd = spec.cwd,
@@ -109,7 +109,7 @@ M.reattach = pane.reattach
 --- @return {name: string, created: integer, attached: integer, command: string, title: string, ended: table?}[]
 --- @return string? error
 function M.sessions()
-  local answer, err = host.request_within(LIST_MS, 'tmux_list', config.current.runs.tmux_server)
+  local answer, err = host.request_within(LIST_MS, 'run_sessions', 'tmux', config.current.runs.tmux_server, vim.NIL, 0)
   if not answer then
     return {}, err
   end
@@ -120,7 +120,8 @@ end
 --- @param session string
 --- @return boolean? ended, string? error
 function M.kill_session(session)
-  local answer, err = host.request_within(KILL_MS, 'tmux_kill', session, config.current.runs.tmux_server)
+  local answer, err =
+    host.request_within(KILL_MS, 'run_session_kill', 'tmux', config.current.runs.tmux_server, session, vim.NIL, 0)
   if not answer then
     return nil, err
   end
