@@ -44,19 +44,6 @@ def wrapper_execs(log: Path) -> int:
     return len(re.findall(r'execve\("[^"]*/ttyoffer-gpg", .*= 0$', text, re.M))
 
 
-def gits_committing(message: str) -> list[int]:
-    """The git processes whose argv holds `message`."""
-    found = []
-    for pid in os.listdir("/proc"):
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if pid.isdigit() and argv[0].endswith(b"git") and message.encode() in argv:
-            found.append(int(pid))
-    return found
-
-
 def wrappers_running() -> list[int]:
     found = []
     for pid in os.listdir("/proc"):
