@@ -63,7 +63,7 @@ end
 
 --- Give what the user typed to the prompt on screen; the dismiss keys
 --- decline it (and those waiting), as in its window.
-function M.pass_typed_keys()
+local function pass_typed_keys()
   local keys = config.current.keys
   local dismiss_key = keys.dismiss and vim.keycode(keys.dismiss)
   local dismiss_all_key = keys.dismiss_all and vim.keycode(keys.dismiss_all)
@@ -84,7 +84,7 @@ end
 
 --- Keys typed after a prompt window went, while they are dropped (the
 --- typing gate drops each as it is read).
-function M.drop_typed_keys()
+local function drop_typed_keys()
   -- Only while the gate drops them: read, they are dropped by it. Bounded.
   for _ = 1, 1000 do
     if not (typing.dropping() and vim.fn.getchar(1) ~= 0) then
@@ -99,10 +99,10 @@ end
 --- screen, keys still being typed for one that went are dropped.
 function M.serve_prompt()
   if prompts.current_id() ~= nil then
-    M.pass_typed_keys()
+    pass_typed_keys()
     vim.cmd.redraw()
   else
-    M.drop_typed_keys()
+    drop_typed_keys()
   end
 end
 
