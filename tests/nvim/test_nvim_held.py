@@ -6,6 +6,7 @@ hung up with the :Bang hint once it has held the editor WAIT_LIMIT_MS."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 import pytest
@@ -86,3 +87,54 @@ def test_a_prompt_up_when_a_fast_only_wait_begins_is_hung_up_and_told(ed: Editor
     told = wait_until(lambda: ed.lua("return require('ttyoffer').status().notices"), what="the notice")
     assert any("editor busy, hung up: run :Bang 'sh' '-c'" in n for n in told), told
     wait_until(lambda: not ed.float_wins(), timeout=30, what="the window to go")
+
+
+PASSPHRASE = "held-Zq7-\u00e9\u00df-passphrase"
+# The child never prints what it read: only its digest, to prove it arrived.
+CHECK = (
+    "stty -echo < /dev/tty; printf 'Passphrase: ' > /dev/tty; IFS= read -r p < /dev/tty; "
+    'stty echo < /dev/tty; printf %s "$p" | sha256sum'
+)
+
+# A plugin's command, waited for in a vim.wait() of the plugin's own (the
+# default form: it serves scheduled callbacks), as mini.deps does.
+PLUGIN_WAIT = r"""
+function _G.plugin_waits(cmd)
+  _G.digest, _G.code = {}, nil
+  require('ttyoffer').jobstart({ 'sh', '-c', cmd }, {
+    on_stdout = function(_, d) vim.list_extend(_G.digest, d) end,
+    on_exit = function(_, code) _G.code = code end,
+  })
+  _G.waited = vim.wait(30000, function() return _G.code ~= nil end, 1)
+end
+"""
+
+
+def test_keys_typed_inside_a_plugins_wait_reach_the_prompt_only(ed: Editor) -> None:
+    """The passphrase typed (nvim_input: keys in the editor's input, as the
+    TUI puts them) while the plugin's wait holds the editor reaches the
+    command, and nothing else: not the document, a register, a history, the
+    messages."""
+    ed.nvim.command("enew")
+    ed.nvim.current.buffer[:] = ["the document"]
+    ed.lua(PLUGIN_WAIT)
+    ed.nvim.vars["check"] = CHECK
+    ed.nvim.input(":lua plugin_waits(vim.g.check)<CR>")
+    win = wait_until(lambda: ed.float_wins(), timeout=30, what="the prompt window")[0]
+    wait_until(lambda: "Passphrase:" in ed.buf_text(win), timeout=30, what="the prompt")
+    ed.nvim.input(PASSPHRASE.replace("<", "<lt>") + "<CR>")
+    wait_until(lambda: ed.lua("return _G.waited"), timeout=30, what="the plugin's wait to end")
+    assert ed.lua("return _G.code") == 0
+    digest = hashlib.sha256(PASSPHRASE.encode()).hexdigest()
+    assert any(digest in line for line in ed.lua("return _G.digest"))
+    wait_until(lambda: not ed.float_wins(), timeout=30, what="the window to go")
+    assert ed.nvim.current.buffer[:] == ["the document"]
+    registers = ed.lua(
+        "local out = {} for _, r in ipairs(vim.split(..., '')) do "
+        "local ok, v = pcall(vim.fn.getreg, r) if ok then table.insert(out, v) end end return out",
+        '"0123456789abcdefghijklmnopqrstuvwxyz-.:/#=',
+    )
+    assert not any(PASSPHRASE in r for r in registers)
+    assert PASSPHRASE not in ed.nvim.command_output("messages")
+    assert PASSPHRASE not in ed.nvim.command_output("history all")
+    assert ed.lua("return require('ttyoffer').status().notices") == []
