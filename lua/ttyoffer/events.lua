@@ -24,8 +24,9 @@ function M.present(offer_id, data)
   host.notify('seen', offer_id)
   knock.served(offer_id)
   prompts.present(offer_id, data)
-  -- Inside a plugin's own vim.wait() no key reaches its window.
-  held.watch_if_waiting(offer_id)
+  -- Inside a plugin's own vim.wait() no key reaches its window: the held
+  -- prompt's pump passes them while it is up.
+  held.watch(offer_id)
 end
 
 --- @param offer_id integer
@@ -59,6 +60,7 @@ end
 --- @param offer_id integer
 --- @param question string
 function M.declined(offer_id, question) -- luacheck: no unused args
+  held.forget(offer_id)
   prompts.hung_up(offer_id, 'declined')
   records.set_state(offer_id, 'closed')
 end
@@ -129,6 +131,7 @@ end
 --- @param offer_id integer
 --- @param question string
 function M.unserved(offer_id, question)
+  held.forget(offer_id)
   require('ttyoffer.offer.unserved').tell(offer_id, question)
 end
 

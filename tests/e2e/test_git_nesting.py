@@ -10,7 +10,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,19 +42,6 @@ def wrapper_execs(log: Path) -> int:
     """How many times strace saw the wrapper exec'd (successfully)."""
     text = log.read_text() if log.exists() else ""
     return len(re.findall(r'execve\("[^"]*/ttyoffer-gpg", .*= 0$', text, re.M))
-
-
-def gits_committing(message: str) -> list[int]:
-    """The git processes whose argv holds `message`."""
-    found = []
-    for pid in os.listdir("/proc"):
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if pid.isdigit() and argv[0].endswith(b"git") and message.encode() in argv:
-            found.append(int(pid))
-    return found
 
 
 def wrappers_running() -> list[int]:
@@ -369,35 +355,22 @@ def test_mini_git_commit_written_in_its_buffer_then_signed(mini_git: tuple[Edito
 
 
 @pytest.mark.e2e
-def test_mini_git_waiting_for_git_is_told_how_to_sign(mini_git: tuple[Editor, Keyring, Path]) -> None:
-    # Without !, mini.git waits for git in vim.wait(), where no key reaches
-    # a window: git (which has a prompt window through vim.uv.spawn) is
-    # hung up as soon as gpg asks, and the user is told how to sign.
+def test_mini_git_waiting_for_git_signs_in_the_window(mini_git: tuple[Editor, Keyring, Path]) -> None:
+    # Without !, mini.git waits for git in a vim.wait() of its own, where the
+    # editor reads no key: git has a prompt window through vim.uv.spawn,
+    # pinentry draws in it, and the keys typed reach it inside the wait
+    # (offer/held.lua). Signed; nobody told anything.
     ed, keyring, repo = mini_git
-    started = time.monotonic()
     ed.nvim.input(":Git commit -q --allow-empty -S -m waited-for<CR>")
-    notice = wait_until(
-        lambda: next(
-            (n for n in ed.lua("return require('ttyoffer').status().notices") if ":Bang" in n), None
-        ),
-        timeout=30,
-        what="the notice",
+    wait_until(
+        lambda: any("Passphrase" in ed.buf_text(w) for w in ed.float_wins()), timeout=30, what="pinentry"
     )
-    assert notice.startswith("(ttyoffer) editor busy, hung up: run :Bang 'git' 'commit'"), notice
-    assert "'-m' 'waited-for'" in notice
-    # git ends at once (by the hang-up, or failing to sign, whichever of
-    # git and gpg gets there first), not at mini.git's 30 s timeout.
-    wait_until(lambda: not gits_committing("waited-for"), timeout=20, what="git to end")
-    wait_until(lambda: not wrappers_running(), what="no wrapper left")
-    assert time.monotonic() - started < 20
-    wait_until(lambda: not ed.float_wins(), what="the window to go")
-    assert subject(repo) != "waited-for"
-    # What the notice says works.
-    ed.nvim.command("Bang git commit -q --allow-empty -S -m waited-for")
-    wait_until(lambda: ed.float_wins(), timeout=30, what="the prompt window")
     ed.nvim.input(keyring.passphrase + "<CR>")
-    assert ed.wait_event("TtyOfferBangDone", timeout=30)[0]["data"]["code"] == 0
+    wait_until(lambda: subject(repo) == "waited-for", timeout=30, what="the commit")
     assert head_is_signed(keyring, repo)
+    wait_until(lambda: not ed.float_wins(), timeout=30, what="the window to go")
+    assert [n for n in ed.lua("return require('ttyoffer').status().notices") if ":Bang" in n] == []
+    wait_until(lambda: not wrappers_running(), what="no wrapper left")
 
 
 # --- lease() within bounds ---------------------------------------------------

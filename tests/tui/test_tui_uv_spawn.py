@@ -3,11 +3,14 @@ plenary.job (pinned plenary.nvim) running Python's getpass and `ssh-keygen
 -y` on a passphrase key get the prompt window, the keys typed answer, and
 the result is the one the program gives. Stock luv in the same editor
 gives the program no terminal (getpass reads its empty stdin and fails). A
-plenary Job:sync(), whose vim.wait() passes no key to any window, is hung
-up within seconds and the user told how to run it."""
+plenary Job:sync() waits in a vim.wait() of its own, where the editor reads
+no key: the keys typed reach the window all the same. A wait that serves
+fast events only cannot be served: hung up within seconds, the user told
+how to run it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,8 @@ from tui import Tui
 pytestmark = pytest.mark.tui
 
 ROWS, COLS = 30, 100
+# A person's pace: one key every 100 ms.
+KEY_INTERVAL = 0.1
 GETPASS = ["python3", "-c", "import getpass; print('read=[' + getpass.getpass('Secret: ') + ']')"]
 
 # What a plugin's command does: spawn, collect stdout, note the end.
@@ -45,7 +50,7 @@ function _G.raw_spawn(name, argv, stock)
   stdin:close() -- nothing fed, as a plugin that only reads
   _G.spawned[name] = result
 end
-function _G.plenary_job(name, argv, sync)
+function _G.plenary_job(name, argv, how)
   local Job = require('plenary.job')
   local result = { name = name }
   local job = Job:new({
@@ -56,7 +61,15 @@ function _G.plenary_job(name, argv, sync)
     end,
   })
   _G.spawned[name] = result
-  if sync then job:sync(30000) else job:start() end
+  if how == 'sync' then
+    job:sync(30000)
+  elseif how == 'wait' then
+    job:start()
+    job:wait(30000, 10, true) -- the redrawing wait: serves the editor's events
+    result.waited = true
+  else
+    job:start()
+  end
 end
 """
 
@@ -158,14 +171,74 @@ def test_stock_luv_gives_no_terminal_in_the_same_editor(tui: tuple[Tui, Editor])
     assert ed.float_wins() == []
 
 
-def test_a_plenary_sync_is_hung_up_and_told(tui: tuple[Tui, Editor]) -> None:
+def type_slowly(term: Tui, keys: str) -> None:
+    """Keys at a person's pace, one every KEY_INTERVAL."""
+    for key in keys:
+        term.type(key)
+        time.sleep(KEY_INTERVAL)
+
+
+def test_a_plenary_wait_asks_and_takes_the_answer(tui: tuple[Tui, Editor]) -> None:
+    """A plenary job waited for with Job:wait(timeout, interval, true) (the
+    redrawing wait: a vim.wait() of plenary's own that serves the editor's
+    events), where the editor reads no key: the keys typed at a person's
+    pace reach the window all the same (offer/held.lua), and the job gets
+    what getpass printed."""
     term, ed = tui
-    term.type(lua_call("plenary_job", "sync", GETPASS, True))
+    term.type(lua_call("plenary_job", "waited", GETPASS, "wait"))
+    term.wait_text("│Secret:", timeout=30)
+    type_slowly(term, "held secret\r")
+    got = result(ed, "waited")
+    assert (got["code"], got["signal"]) == (0, 0), got
+    assert got["out"].strip() == "read=[held secret]"
+    assert ed.lua("return _G.spawned.waited.waited") is True
+    assert ed.lua("return require('ttyoffer').status().notices") == []
+    assert_editor_intact(term, ed)
+    assert "held secret" not in ed.nvim.api.exec2("messages", {"output": True})["output"]
+
+
+def test_a_plenary_sync_is_hung_up_and_told(tui: tuple[Tui, Editor]) -> None:
+    """Job:sync() waits in vim.wait(..., true) (plenary's job.lua: fast
+    events only unless told to redraw): nothing of the editor's runs inside
+    it, no key can reach a window. Hung up within seconds, and the user told
+    how to run it."""
+    term, ed = tui
+    term.type(lua_call("plenary_job", "sync", GETPASS, "sync"))
     got = result(ed, "sync")
     notices = ed.lua("return require('ttyoffer').status().notices")
     # Hung up: getpass ends by the SIGHUP (its window, which no key could
     # reach, would have held the editor for the whole 30 s), and the leader
     # with 129, a failure to a caller that reads the code only.
     assert (got["code"], got["signal"], got["out"]) == (129, 0, ""), (got, notices)
+    assert any("hung up: run :Bang 'python3' '-c'" in n for n in notices), notices
+    assert_editor_intact(term, ed)
+
+
+# A plugin waiting for its command in a vim.wait() that serves fast events
+# only: nothing of the editor's runs inside it, no key can reach a window.
+FAST_ONLY_WAIT = r"""
+function _G.fast_only_wait(name, argv)
+  _G.raw_spawn(name, argv)
+  local got = _G.spawned[name]
+  vim.wait(60000, function() return got.out ~= nil and got.code ~= nil end, 10, true)
+  _G.spawned[name].waited = true
+end
+"""
+
+
+def test_a_wait_serving_fast_events_only_is_hung_up_and_told(tui: tuple[Tui, Editor], tmp_path: Path) -> None:
+    """The one wait that cannot be served: the command is hung up within
+    seconds (it dies of the hang-up: code 0, signal 1, as luv tells it) and
+    the user told how to run it, once the wait is over; no window is left."""
+    term, ed = tui
+    helper = tmp_path / "fast_only.lua"
+    helper.write_text(FAST_ONLY_WAIT)
+    term.type(f":luafile {helper}\r")
+    term.type(lua_call("fast_only_wait", "fast", GETPASS))
+    got = result(ed, "fast")
+    assert (got["code"], got["signal"], got["out"]) == (0, 1, ""), got
+    notices = wait_until(
+        lambda: ed.lua("return require('ttyoffer').status().notices"), timeout=30, what="the notice"
+    )
     assert any("hung up: run :Bang 'python3' '-c'" in n for n in notices), notices
     assert_editor_intact(term, ed)

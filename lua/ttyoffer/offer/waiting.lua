@@ -94,6 +94,18 @@ local function drop_typed_keys()
   end
 end
 
+--- One turn of what a wait does for a prompt while it holds the editor: the
+--- keys typed go to the prompt on screen, which is drawn; with none on
+--- screen, keys still being typed for one that went are dropped.
+function M.serve_prompt()
+  if prompts.current_id() ~= nil then
+    pass_typed_keys()
+    vim.cmd.redraw()
+  else
+    drop_typed_keys()
+  end
+end
+
 --- Whether the wait has more to serve than stock's: a prompt is up or on its
 --- way, or keys typed for one that went are being dropped. Without a knock
 --- from the host it cannot tell, and serves all the time.
@@ -135,12 +147,7 @@ function M.until_done(done, timeout)
       vim.wait(math.min(left or REDRAW_MS, REDRAW_MS), function()
         return done() or (prompts.current_id() ~= nil and vim.fn.getchar(1) ~= 0)
       end, 5)
-      if prompts.current_id() ~= nil then
-        pass_typed_keys()
-        vim.cmd.redraw()
-      else
-        drop_typed_keys()
-      end
+      M.serve_prompt()
     end
   end
   return true
@@ -177,24 +184,62 @@ function M.answerable_wait(obj)
   end
 end
 
---- Whether what runs now (a host's notification, a request) is served
---- from inside a vim.wait() (its events are served on the same Lua stack)
---- of someone else's: a plugin's (mini.git's, mini.deps', plenary.job's
---- sync()). Ours (answerable_wait) passes the keys to the prompt; others
---- pass none, so a window opened there could never be answered.
---- @return boolean
-function M.inside_a_plugins_wait()
+-- vim.wait() is a C function: its frame holds its arguments, then what
+-- the call running above it pushed first (Neovim calls every callback, a
+-- timer's, a scheduled one, the condition, through a pcall whose message
+-- handler is debug.traceback, pushed just below it).
+local MAX_WAIT_ARGS = 4
+
+--- Whether the vim.wait() whose frame is at `level` serves fast events
+--- only (its 4th argument, `fast_only`): no scheduled callback, no
+--- notification, no request runs inside it. Read from its frame; nil when
+--- the frame is not laid out as known (another Neovim's).
+--- @param level integer the frame's level as its caller counts it
+---   (plugins_wait(); one more from here)
+--- @return boolean?
+local function serves_fast_events_only(level)
+  local slots = {}
+  for index = 1, MAX_WAIT_ARGS + 1 do
+    local name, value = debug.getlocal(level + 1, index)
+    if name == nil then
+      break
+    end
+    slots.n, slots[index] = index, value
+  end
+  local count = slots.n or 0
+  if count == 0 or slots[count] ~= debug.traceback then
+    return nil
+  end
+  local args = count - 1
+  return args >= MAX_WAIT_ARGS and slots[MAX_WAIT_ARGS] ~= nil and slots[MAX_WAIT_ARGS] ~= false
+end
+
+--- The vim.wait() of someone else's that what runs now (a timer's callback,
+--- a scheduled one, a host's notification) runs inside, if any: a plugin's
+--- (mini.git's, mini.deps', plenary.job's sync()), the innermost on the Lua
+--- stack. Ours (until_done) passes the keys to the prompt itself, and
+--- nothing here is needed. A plugin's wait passes no key typed to any
+--- window: where it serves scheduled callbacks (`'served'`, vim.wait()'s
+--- default) the held prompt's pump does (offer/held.lua); where it serves
+--- fast events only (`'fast'`: vim.wait(..., true)) nothing can.
+--- @return 'served'|'fast'|nil
+function M.plugins_wait()
   for level = 2, 200 do
     local info = debug.getinfo(level, 'f')
     if not info then
-      return false
+      return nil
     end
     if info.func == vim.wait then
       local caller = debug.getinfo(level + 1, 'S')
-      return not (caller and caller.source:find('ttyoffer/offer/waiting.lua', 1, true))
+      if caller and caller.source:find('ttyoffer/offer/waiting.lua', 1, true) then
+        return nil
+      end
+      -- A frame not laid out as known counts as served: the pump is tried,
+      -- and the host's own checks hang up a prompt nothing serves.
+      return serves_fast_events_only(level) and 'fast' or 'served'
     end
   end
-  return false
+  return nil
 end
 
 return M

@@ -73,10 +73,10 @@ local function refusal(pid)
   if not M.descends_from(pid, vim.fn.getpid()) then
     return 'not a process of this editor'
   end
-  if require('ttyoffer.offer.waiting').inside_a_plugins_wait() then
-    -- Asked from inside a plugin's own wait (mini.git's vim.wait() for a
-    -- `:Git commit`): a window would open, but no key typed would reach it
-    -- until the wait is over.
+  if require('ttyoffer.offer.waiting').plugins_wait() == 'fast' then
+    -- Asked from inside a plugin's own wait that serves fast events only:
+    -- a window would open, but no key typed could reach it until the wait
+    -- is over (a plugin's wait that serves the rest is served: offer/held.lua).
     return 'the editor is inside a wait that passes no keys'
   end
   for _, record in ipairs(records.list()) do
