@@ -131,18 +131,22 @@ class Editors:
         every editor still running is ended and `pool` gets no new work
         (its threads are waited for: theirs end with their editors). A
         second Ctrl-C meanwhile does not cut that short."""
-        previous = {signum: signal.signal(signum, _interrupt) for signum in STOPPING}
+        # Ctrl-C too, even if the script began with SIGINT ignored (as a
+        # background job of a shell without job control begins, and
+        # harness.fix_signals then gives it its default action: death, with
+        # every editor left running).
+        previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
+        previous.update((signum, signal.signal(signum, _interrupt)) for signum in STOPPING)
         try:
             yield
         finally:
-            for signum in (signal.SIGINT, *STOPPING):
+            for signum in previous:
                 signal.signal(signum, signal.SIG_IGN)
             try:
                 self.stop_all()
                 if pool is not None:
                     pool.shutdown(wait=True, cancel_futures=True)
             finally:
-                signal.signal(signal.SIGINT, signal.default_int_handler)
                 for signum, handler in previous.items():
                     signal.signal(signum, handler)
 
