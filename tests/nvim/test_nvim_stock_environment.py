@@ -3,7 +3,8 @@ with vim.uv.os_setenv, with ttyoffer.nvim loaded (its host ready) as in
 stock Neovim, on 0.12-dev and 0.11.4. Neovim 0.11 keeps each variable it
 reads until its own setenv: the plugin reading stdpath('data') at start
 made stdpath() keep the old folder (mini.nvim's test_visits, which points
-its child editors' XDG_DATA_HOME at a test folder, failed 25 of 114)."""
+its child editors' XDG_DATA_HOME at a test folder, failed 25 of 114).
+The plugin's own folders stay where they were at its start."""
 
 from __future__ import annotations
 
@@ -60,7 +61,11 @@ def stock(binary: str, sandbox: Sandbox, code: str) -> str:
 def test_stdpath_follows_an_os_setenv_as_in_stock(
     wrapped: Editor, binary: str, sandbox: Sandbox, tmp_path: Path
 ) -> None:
+    venv = "return require('ttyoffer.host.install').venv()"
+    ours = wrapped.lua(venv)
     code = MOVED % str(tmp_path / "elsewhere")
     expected = stock(binary, sandbox, code)
     assert expected == str(tmp_path / "elsewhere" / "nvim")
     assert wrapped.lua(code) == expected
+    # The plugin's own venv (and leader) stay where they were.
+    assert wrapped.lua(venv) == ours
