@@ -33,7 +33,6 @@ import os
 import queue
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import processes  # noqa: E402
+from suites_editors import Editors, run_to_the_end  # noqa: E402
 
 import harness  # noqa: E402
 from third_party import ARCHIVES_VARIABLE, Pin, clone, manifest, unpack  # noqa: E402
@@ -324,6 +324,7 @@ class Runner:
         self.trees: dict[tuple[str, str], queue.Queue[Path]] = {}
         # Run numbers, taken by the pool's threads at once (next() is atomic).
         self.numbers = itertools.count(1)
+        self.editors = Editors()
 
     def prepare(self, suite: Suite, pin: Pin, archives: Path | None, copies: int) -> Path:
         """`copies` trees of the suite per mode: stock, and with the plugin
@@ -407,30 +408,23 @@ class Runner:
         self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float
     ) -> tuple[str, list[str]]:
         """Runs `argv` in a session of its own; what it printed and the
-        processes of its sandbox still running at its end (ended by pid)."""
-        with subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        ) as proc:
-            census = processes.Census(env[processes.MARK], root=proc.pid)
+        processes of its run that had to be killed at its end (by pid, on
+        every path: suites_editors)."""
+        proc = self.editors.start(argv, cwd, env)
+        killed: list[str] = []
+        try:
             try:
                 output, _ = proc.communicate(timeout=timeout)
             except subprocess.TimeoutExpired:
-                # The editor stops its jobs on SIGTERM; then its session goes.
-                os.killpg(proc.pid, signal.SIGTERM)
+                killed = self.editors.end(proc)
                 try:
-                    output, _ = proc.communicate(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    output, _ = proc.communicate()
+                    output, _ = proc.communicate(timeout=self.editors.grace)
+                except subprocess.TimeoutExpired:  # its output held by what it started
+                    output = b""
                 output += f"\n(scripts/suites: stopped after {timeout:.0f} s)\n".encode()
-        left = processes.end(census.count(), grace=5.0)
-        return output.decode("utf-8", "replace"), [p.describe() for p in left]
+        finally:
+            killed += self.editors.release(proc)
+        return output.decode("utf-8", "replace"), killed
 
     def run(self, suite: Suite, unit: str, mode: str, only: list[str] | None = None) -> Outcome:
         base, env = self.sandbox(mode)
@@ -561,112 +555,125 @@ def main() -> int:
     logs = ROOT / ".cache" / "suites" / time.strftime("%Y%m%d-%H%M%S")
     logs.mkdir(parents=True)
     runner = Runner(work, logs, nvim, plugin, Path(sys.prefix), leader)
-    units: dict[str, list[str]] = {}
     say = print
+    say(
+        f"suites: {plugin} ({git_describe(plugin)}) on {nvim_version(nvim)}, from "
+        f"{archives if archives else 'GitHub'}, in {work}; each run's output in {logs}"
+    )
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
     try:
-        say(
-            f"suites: {plugin} ({git_describe(plugin)}) on {nvim_version(nvim)}, from "
-            f"{archives if archives else 'GitHub'}, in {work}; each run's output in {logs}"
+        return run_to_the_end(
+            runner.editors, pool, lambda: compare(args, suites, runner, pool, pins, archives, say), say
         )
-        for suite in suites:
-            units[suite.title] = suite.units(
-                runner.prepare(suite, pins[suite.repo], archives, max(1, args.jobs))
-            )
-            say(f"{suite.title} at {pins[suite.repo].commit[:12]}: {' '.join(units[suite.title])}")
-        say("with the plugin, an editor of the suites' trees:")
-        serving = False
-        for suite in suites:
-            for how in probes(suite):
-                line, led = describe_probe(how, runner.probe(suite, how))
-                say(f"  {suite.title}:{line[1:]}")
-                serving = serving or led
-        if not serving:
-            say("suites: the plugin leads no command in the suites' editors: the run would prove nothing")
-            return 2
-
-        tallies = {(s.title, m): Tally() for s in suites for m in MODES}
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            work_items = [
-                (suite, unit, mode)
-                for suite in sorted(suites, key=lambda s: s.title != "plenary.nvim")
-                for unit in units[suite.title]
-                for mode in MODES
-            ]
-            futures = {pool.submit(runner.run, s, u, m): (s, u, m) for s, u, m in work_items}
-            # The logs of the runs where a case failed with the plugin.
-            failing_logs: dict[tuple[str, str], list[Path]] = {}
-            for future in concurrent.futures.as_completed(futures):
-                suite, unit, mode = futures[future]
-                outcome = future.result()
-                tallies[(suite.title, mode)].add(outcome)
-                failed = [n for n, ok in outcome.cases.items() if not ok]
-                if mode == WRAPPED:
-                    failing_logs.update({(suite.title, name): [outcome.log] for name in failed})
-                say(
-                    f"  {suite.title} {unit} {mode}: {len(outcome.cases) - len(failed)} passed, "
-                    f"{len(failed)} failed ({outcome.seconds:.0f} s)"
-                    + (f"; left running: {len(outcome.left_running)}" if outcome.left_running else "")
-                )
-
-            # The cases that differ, run again both ways, by unit.
-            history: dict[tuple[str, str], dict[str, list[bool]]] = {}
-            reruns: list[tuple[Suite, str, list[str]]] = []
-            for suite in suites:
-                stock, wrapped = tallies[(suite.title, STOCK)].cases, tallies[(suite.title, WRAPPED)].cases
-                differing = sorted(
-                    n for n in stock.keys() | wrapped.keys() if stock.get(n, False) != wrapped.get(n, False)
-                )
-                by_unit: dict[str, list[str]] = {}
-                for name in differing:
-                    history[(suite.title, name)] = {
-                        STOCK: [stock.get(name, False)],
-                        WRAPPED: [wrapped.get(name, False)],
-                    }
-                    by_unit.setdefault(suite.unit_of(name), []).append(name)
-                reruns += [(suite, unit, names) for unit, names in by_unit.items()]
-            if reruns:
-                say(
-                    f"running {sum(len(n) for _, _, n in reruns)} differing cases again, "
-                    f"{args.reruns} times each way"
-                )
-
-            def run_again(batch: list[tuple[Suite, str, list[str]]]) -> None:
-                items = [(s, u, n, m) for _ in range(args.reruns) for s, u, n in batch for m in MODES]
-                submitted = {
-                    pool.submit(runner.run, s, u, m, n if isinstance(s, Mini) else None): (s, n, m)
-                    for s, u, n, m in items
-                }
-                for future in concurrent.futures.as_completed(submitted):
-                    suite, names, mode = submitted[future]
-                    outcome = future.result()
-                    for name in names:
-                        history[(suite.title, name)][mode].append(outcome.cases.get(name, False))
-                        if mode == WRAPPED and not outcome.cases.get(name, False):
-                            failing_logs.setdefault((suite.title, name), []).append(outcome.log)
-
-            run_again(reruns)
-            # A case stock passed every time that failed with the plugin only
-            # some of the times: as many runs again, to see whether stock
-            # varies too (a timing test on a loaded machine).
-            doubtful: dict[tuple[Suite, str], list[str]] = {}
-            for suite in suites:
-                for name in [n for (t, n) in history if t == suite.title]:
-                    runs = history[(suite.title, name)]
-                    if classify(runs[STOCK], runs[WRAPPED]) == FLAKY_WITH_PLUGIN:
-                        doubtful.setdefault((suite, suite.unit_of(name)), []).append(name)
-            if doubtful:
-                say(
-                    f"running {sum(map(len, doubtful.values()))} cases flaky with the plugin only "
-                    f"{args.reruns} times more each way"
-                )
-                run_again([(s, u, n) for (s, u), n in doubtful.items()])
-
-        return report(suites, tallies, history, failing_logs, say)
     finally:
         if args.keep:
             say(f"suites: kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def compare(
+    args: argparse.Namespace,
+    suites: list[Suite],
+    runner: Runner,
+    pool: concurrent.futures.ThreadPoolExecutor,
+    pins: dict[str, Pin],
+    archives: Path | None,
+    say: Callable[[str], None],
+) -> int:
+    """The suites' runs both ways, the differing cases run again, the
+    report; its exit status."""
+    units: dict[str, list[str]] = {}
+    for suite in suites:
+        units[suite.title] = suite.units(runner.prepare(suite, pins[suite.repo], archives, max(1, args.jobs)))
+        say(f"{suite.title} at {pins[suite.repo].commit[:12]}: {' '.join(units[suite.title])}")
+    say("with the plugin, an editor of the suites' trees:")
+    serving = False
+    for suite in suites:
+        for how in probes(suite):
+            line, led = describe_probe(how, pool.submit(runner.probe, suite, how).result())
+            say(f"  {suite.title}:{line[1:]}")
+            serving = serving or led
+    if not serving:
+        say("suites: the plugin leads no command in the suites' editors: the run would prove nothing")
+        return 2
+
+    tallies = {(s.title, m): Tally() for s in suites for m in MODES}
+    work_items = [
+        (suite, unit, mode)
+        for suite in sorted(suites, key=lambda s: s.title != "plenary.nvim")
+        for unit in units[suite.title]
+        for mode in MODES
+    ]
+    futures = {pool.submit(runner.run, s, u, m): (s, u, m) for s, u, m in work_items}
+    # The logs of the runs where a case failed with the plugin.
+    failing_logs: dict[tuple[str, str], list[Path]] = {}
+    for future in concurrent.futures.as_completed(futures):
+        suite, unit, mode = futures[future]
+        outcome = future.result()
+        tallies[(suite.title, mode)].add(outcome)
+        failed = [n for n, ok in outcome.cases.items() if not ok]
+        if mode == WRAPPED:
+            failing_logs.update({(suite.title, name): [outcome.log] for name in failed})
+        say(
+            f"  {suite.title} {unit} {mode}: {len(outcome.cases) - len(failed)} passed, "
+            f"{len(failed)} failed ({outcome.seconds:.0f} s)"
+            + (f"; left running: {len(outcome.left_running)}" if outcome.left_running else "")
+        )
+
+    # The cases that differ, run again both ways, by unit.
+    history: dict[tuple[str, str], dict[str, list[bool]]] = {}
+    reruns: list[tuple[Suite, str, list[str]]] = []
+    for suite in suites:
+        stock, wrapped = tallies[(suite.title, STOCK)].cases, tallies[(suite.title, WRAPPED)].cases
+        differing = sorted(
+            n for n in stock.keys() | wrapped.keys() if stock.get(n, False) != wrapped.get(n, False)
+        )
+        by_unit: dict[str, list[str]] = {}
+        for name in differing:
+            history[(suite.title, name)] = {
+                STOCK: [stock.get(name, False)],
+                WRAPPED: [wrapped.get(name, False)],
+            }
+            by_unit.setdefault(suite.unit_of(name), []).append(name)
+        reruns += [(suite, unit, names) for unit, names in by_unit.items()]
+    if reruns:
+        say(
+            f"running {sum(len(n) for _, _, n in reruns)} differing cases again, {args.reruns} times each way"
+        )
+
+    def run_again(batch: list[tuple[Suite, str, list[str]]]) -> None:
+        items = [(s, u, n, m) for _ in range(args.reruns) for s, u, n in batch for m in MODES]
+        submitted = {
+            pool.submit(runner.run, s, u, m, n if isinstance(s, Mini) else None): (s, n, m)
+            for s, u, n, m in items
+        }
+        for future in concurrent.futures.as_completed(submitted):
+            suite, names, mode = submitted[future]
+            outcome = future.result()
+            for name in names:
+                history[(suite.title, name)][mode].append(outcome.cases.get(name, False))
+                if mode == WRAPPED and not outcome.cases.get(name, False):
+                    failing_logs.setdefault((suite.title, name), []).append(outcome.log)
+
+    run_again(reruns)
+    # A case stock passed every time that failed with the plugin only
+    # some of the times: as many runs again, to see whether stock
+    # varies too (a timing test on a loaded machine).
+    doubtful: dict[tuple[Suite, str], list[str]] = {}
+    for suite in suites:
+        for name in [n for (t, n) in history if t == suite.title]:
+            runs = history[(suite.title, name)]
+            if classify(runs[STOCK], runs[WRAPPED]) == FLAKY_WITH_PLUGIN:
+                doubtful.setdefault((suite, suite.unit_of(name)), []).append(name)
+    if doubtful:
+        say(
+            f"running {sum(map(len, doubtful.values()))} cases flaky with the plugin only "
+            f"{args.reruns} times more each way"
+        )
+        run_again([(s, u, n) for (s, u), n in doubtful.items()])
+
+    return report(suites, tallies, history, failing_logs, say)
 
 
 def probes(suite: Suite) -> list[list[str]]:

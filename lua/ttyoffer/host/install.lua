@@ -5,6 +5,7 @@
 -- host then starts at once, without a restart.
 local M = {}
 
+local data_folder = require('ttyoffer.shared.data_folder')
 local leader = require('ttyoffer.host.leader')
 local notify = require('ttyoffer.shared.notify')
 local originals = require('ttyoffer.shared.originals')
@@ -18,7 +19,7 @@ M.root = leader.root
 
 --- @return string
 function M.venv()
-  return vim.fn.stdpath('data') .. '/ttyoffer/venv'
+  return data_folder.path() .. '/ttyoffer/venv'
 end
 
 --- The venv's Python, when it has been made.

@@ -16,6 +16,7 @@
 -- wrong is kept for :TtyOffer status and :checkhealth.
 local M = {}
 
+local data_folder = require('ttyoffer.shared.data_folder')
 local files = require('ttyoffer.shared.files')
 local originals = require('ttyoffer.shared.originals')
 
@@ -29,7 +30,7 @@ M.flags = M.root .. '/libexec/ttyoffer-lead.flags'
 --- The folder :TtyOffer install builds the leader into (the user's alone).
 --- @return string
 function M.dir()
-  return vim.fn.stdpath('data') .. '/ttyoffer/bin'
+  return data_folder.path() .. '/ttyoffer/bin'
 end
 
 local read = files.read
