@@ -2,7 +2,7 @@
 -- each opens, takes focus, shows its end and goes.
 --
 -- The main module of the part offer/ (prompts, window, labels, focus,
--- typing, hitenter, waiting, held, records, unserved): what the user sees
+-- typing, hitenter, waiting, held, records, recording, unserved): what the user sees
 -- and types when a command asks. It requires only offer/, host/, shared/
 -- and config; nothing here requires back up the chain of parts (shared/
 -- and config < host/ < offer/ < routes/ < runs/ < the entry points;
