@@ -2,7 +2,7 @@
 -- each opens, takes focus, shows its end and goes.
 --
 -- The main module of the part offer/ (prompts, window, labels, focus,
--- typing, hitenter, waiting, held, records, unserved): what the user sees
+-- typing, hitenter, waiting, held, records, recording, unserved): what the user sees
 -- and types when a command asks. It requires only offer/, host/, shared/
 -- and config; nothing here requires back up the chain of parts (shared/
 -- and config < host/ < offer/ < routes/ < runs/ < the entry points;
@@ -17,6 +17,7 @@ local labels = require('ttyoffer.offer.labels')
 local layout = require('ttyoffer.shared.layout')
 local notify = require('ttyoffer.shared.notify')
 local records = require('ttyoffer.offer.records')
+local recording = require('ttyoffer.offer.recording')
 local typing = require('ttyoffer.offer.typing')
 local window = require('ttyoffer.offer.window')
 
@@ -125,6 +126,19 @@ local function close(prompt, reason, by_key)
     end
     records.set_state(prompt.id, 'closed')
     finished(prompt, reason)
+    -- A recording stopped for the prompt goes on, unless another prompt
+    -- takes the keys next; while keys typed for this one are dropped, once
+    -- they no longer are (a dropped key is recorded all the same).
+    local function resume_recording()
+      if not current and #queue == 0 then
+        recording.resume()
+      end
+    end
+    if typing.dropping() then
+      typing.after_pause(resume_recording)
+    else
+      resume_recording()
+    end
     -- The next prompt in line starts from the restored place, so that its
     -- own close returns there too.
     vim.schedule(show_next)
@@ -135,6 +149,9 @@ end
 local function open(prompt)
   current = prompt
   prompt.place = focus.remember()
+  -- Before the window enters Terminal mode: keys typed for the prompt are
+  -- not recorded into a macro (offer/recording.lua).
+  recording.pause()
   local id = prompt.id
   local opened, height, width = window.open({
     title = title_text(prompt),
