@@ -230,5 +230,6 @@ def test_a_slow_loop_is_not_typing(session: Session) -> None:
     time.sleep(1.0)
     s.term.type("ix\x1b")
     wait_until(lambda: s.ed.nvim.current.buffer[0] == "x" + DOCUMENT[0], what="a key typed after the pause")
+    wait_until(lambda: s.ed.mode() == "n", what="the Esc typed after it")
     s.ed.nvim.command("undo")
     assert_no_trace_of_the_secret(s)
